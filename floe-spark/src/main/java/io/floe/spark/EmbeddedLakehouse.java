@@ -1,0 +1,44 @@
+package io.floe.spark;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The Spark settings of a zero-setup lakehouse in one folder: local Spark, Iceberg tables on disk
+ * and an Iceberg JDBC catalog on a SQLite file inside the folder ({@code catalog.db}), holding
+ * both tables and views.
+ */
+public final class EmbeddedLakehouse {
+  /** The catalog name Floe uses unless told otherwise. */
+  public static final String DEFAULT_CATALOG = "lake";
+
+  public static final String EXTENSIONS =
+      "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,"
+          + FloeSparkSessionExtensions.class.getName();
+
+  private EmbeddedLakehouse() {}
+
+  /** Settings for a catalog named {@code catalogName} in {@code warehouse}. */
+  public static Map<String, String> sparkConf(Path warehouse, String catalogName) {
+    Path root = warehouse.toAbsolutePath().normalize();
+    String prefix = "spark.sql.catalog." + catalogName;
+    Map<String, String> conf = new LinkedHashMap<>();
+    conf.put("spark.sql.extensions", EXTENSIONS);
+    conf.put(prefix, "org.apache.iceberg.spark.SparkCatalog");
+    conf.put(prefix + ".type", "jdbc");
+    conf.put(prefix + ".uri", "jdbc:sqlite:" + root.resolve("catalog.db"));
+    conf.put(prefix + ".jdbc.schema-version", "V1");
+    conf.put(prefix + ".warehouse", root.toUri().toString());
+    conf.put("spark.sql.defaultCatalog", catalogName);
+    // Small local data: few shuffle partitions keep each job's fixed cost low.
+    conf.put("spark.sql.shuffle.partitions", "4");
+    conf.put("spark.default.parallelism", "4");
+    conf.put("spark.ui.enabled", "false");
+    conf.put("spark.ui.showConsoleProgress", "false");
+    conf.put("spark.sql.warehouse.dir", root.resolve("spark-warehouse").toUri().toString());
+    conf.put("spark.driver.host", "127.0.0.1");
+    conf.put("spark.driver.bindAddress", "127.0.0.1");
+    return conf;
+  }
+}

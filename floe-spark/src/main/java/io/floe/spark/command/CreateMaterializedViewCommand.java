@@ -1,0 +1,250 @@
+package io.floe.spark.command;
+
+import io.floe.FloeException;
+import io.floe.graph.DependencyGraph;
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.spark.mv.DefinitionValidator;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.ResolvedName;
+import io.floe.spark.refresh.PinnedDefinition;
+import io.floe.spark.refresh.RefreshExecutor;
+import io.floe.spark.refresh.SourcePinning;
+import io.floe.sql.ColumnSpec;
+import io.floe.sql.CreateMaterializedView;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.ViewCatalog;
+import org.apache.iceberg.spark.SparkSchemaUtil;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.MetadataBuilder;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * {@code CREATE [OR REPLACE] [MANAGED] MATERIALIZED VIEW}: validates the definition, creates the
+ * storage table and the Iceberg view that points to it, then runs the first refresh unless the
+ * statement ends with {@code WITH NO DATA}.
+ */
+public final class CreateMaterializedViewCommand extends FloeCommand {
+  /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
+  private static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
+
+  private final CreateMaterializedView statement;
+
+  public CreateMaterializedViewCommand(CreateMaterializedView statement) {
+    super(RefreshOutput.attributes());
+    this.statement = statement;
+  }
+
+  @Override
+  protected Object statement() {
+    return statement;
+  }
+
+  @Override
+  protected List<Row> execute(SparkSession spark) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    ResolvedName name = catalog.resolve(statement.name());
+    ViewCatalog views = name.viewCatalog();
+    Optional<MaterializedView> existing = catalog.load(name);
+    if (existing.isPresent() && statement.ifNotExists()) {
+      return List.of();
+    }
+    if (existing.isPresent() && !statement.orReplace()) {
+      throw new FloeException(
+          "Cannot create materialized view " + name + ": it already exists; use CREATE OR REPLACE or IF NOT EXISTS");
+    }
+    if (existing.isEmpty() && (views.viewExists(name.identifier()) || name.catalog().tableExists(name.identifier()))) {
+      throw new FloeException(
+          "Cannot create materialized view "
+              + name
+              + ": a "
+              + (views.viewExists(name.identifier()) ? "view" : "table")
+              + " with that name exists");
+    }
+
+    String defaultCatalog = spark.sessionState().catalogManager().currentCatalog().name();
+    List<String> defaultNamespace = Arrays.asList(spark.sessionState().catalogManager().currentNamespace());
+    SourcePinning pinning = new SourcePinning(spark);
+    LogicalPlan parsed = pinning.parse(statement.query());
+    DefinitionValidator.checkClauses(name.toString(), parsed);
+    List<ResolvedName> sources = pinning.sourceNames(parsed, defaultCatalog, defaultNamespace);
+    checkNoCycle(catalog, name, sources);
+
+    PinnedDefinition pinned;
+    StructType schema;
+    try {
+      pinned = pinning.pin(statement.query(), defaultCatalog, defaultNamespace);
+      Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
+      DefinitionValidator.checkDeterministic(name.toString(), rows.queryExecution().analyzed());
+      schema = rows.schema();
+    } catch (FloeException e) {
+      throw new FloeException("Cannot create materialized view " + name + ": " + stripPrefix(e.getMessage()), e);
+    } catch (RuntimeException e) {
+      throw new FloeException(
+          "Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
+    }
+    StructType viewSchema = applyColumnList(name, schema);
+
+    ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
+    if (existing.isPresent()) {
+      storage = existing.get().storageName();
+      name.catalog().dropTable(storage.identifier(), true);
+    } else if (name.catalog().tableExists(storage.identifier())) {
+      throw new FloeException(
+          "Cannot create materialized view "
+              + name
+              + ": its storage table name "
+              + storage
+              + " is taken by a table; rename or drop that table");
+    }
+    createStorageTable(spark, name, storage, viewSchema);
+    try {
+      views
+          .buildView(name.identifier())
+          .withSchema(SparkSchemaUtil.convert(viewSchema))
+          .withQuery(MaterializedView.DIALECT, statement.query())
+          .withDefaultCatalog(defaultCatalog)
+          .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
+          .withProperties(viewProperties(storage, schema, pinned))
+          .createOrReplace();
+    } catch (RuntimeException e) {
+      name.catalog().dropTable(storage.identifier(), true);
+      throw new FloeException("Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
+    }
+
+    if (!statement.withData()) {
+      return List.of();
+    }
+    MaterializedView created = catalog.loadExisting(name, "refresh");
+    return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, true)));
+  }
+
+  /** Refuses a definition that reads itself, directly or through other materialized views. */
+  private static void checkNoCycle(MaterializedViewCatalog catalog, ResolvedName name, List<ResolvedName> sources) {
+    for (ResolvedName source : sources) {
+      if (source.equals(name)) {
+        throw new FloeException("Cannot create materialized view " + name + ": its definition reads " + name + " itself");
+      }
+    }
+    DependencyGraph<String> graph = new DependencyGraph<>();
+    for (MaterializedView mv : catalog.listAll(name.catalogName())) {
+      if (!mv.name().equals(name)) {
+        mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
+      }
+    }
+    sources.forEach(source -> graph.addEdge(source.toString(), name.toString()));
+    graph.findCycle()
+        .ifPresent(
+            cycle -> {
+              throw new FloeException(
+                  "Cannot create materialized view "
+                      + name
+                      + ": its definition forms a cycle: "
+                      + DependencyGraph.describePath(cycle));
+            });
+  }
+
+  /** Renames and comments the query's columns as the optional column list says. */
+  private StructType applyColumnList(ResolvedName name, StructType schema) {
+    List<ColumnSpec> columns = statement.columns();
+    StructField[] fields = schema.fields();
+    if (!columns.isEmpty() && columns.size() != fields.length) {
+      throw new FloeException(
+          "Cannot create materialized view "
+              + name
+              + ": the column list names "
+              + columns.size()
+              + " columns but the query returns "
+              + fields.length);
+    }
+    List<StructField> result = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < fields.length; i++) {
+      String columnName = columns.isEmpty() ? fields[i].name() : columns.get(i).name();
+      if (!seen.add(columnName.toLowerCase(Locale.ROOT))) {
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": column " + columnName + " appears twice; alias one of them");
+      }
+      Metadata metadata =
+          columns.isEmpty() || columns.get(i).comment().isEmpty()
+              ? Metadata.empty()
+              : new MetadataBuilder().putString("comment", columns.get(i).comment().get()).build();
+      result.add(new StructField(columnName, fields[i].dataType(), true, metadata));
+    }
+    return new StructType(result.toArray(new StructField[0]));
+  }
+
+  private void createStorageTable(SparkSession spark, ResolvedName mv, ResolvedName storage, StructType schema) {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("format-version", "2");
+    properties.putAll(statement.tableProperties());
+    properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
+    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));
+    StringBuilder ddl = new StringBuilder("CREATE TABLE ").append(storage.quoted()).append(" (");
+    ddl.append(
+        Arrays.stream(schema.fields())
+            .map(f -> "`" + f.name().replace("`", "``") + "` " + f.dataType().sql())
+            .collect(Collectors.joining(", ")));
+    ddl.append(") USING iceberg");
+    if (!statement.partitionedBy().isEmpty()) {
+      ddl.append(" PARTITIONED BY (").append(String.join(", ", statement.partitionedBy())).append(")");
+    }
+    ddl.append(" TBLPROPERTIES (");
+    ddl.append(
+        properties.entrySet().stream()
+            .map(e -> quote(e.getKey()) + " = " + quote(e.getValue()))
+            .collect(Collectors.joining(", ")));
+    ddl.append(")");
+    try {
+      spark.sql(ddl.toString());
+    } catch (RuntimeException e) {
+      throw new FloeException(
+          "Cannot create materialized view " + mv + ": cannot create its storage table: " + firstLine(e.getMessage()), e);
+    }
+  }
+
+  private Map<String, String> viewProperties(ResolvedName storage, StructType querySchema, PinnedDefinition pinned) {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
+    properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));
+    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));
+    statement.comment().ifPresent(c -> properties.put(MaterializedViewProperties.COMMENT, c));
+    statement.schedule().ifPresent(s -> properties.put(MaterializedViewProperties.SCHEDULE, s.toSql()));
+    statement
+        .refreshPolicy()
+        .ifPresent(p -> properties.put(MaterializedViewProperties.REFRESH_POLICY, p.name()));
+    properties.put(QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));
+    return properties;
+  }
+
+  private static String quote(String text) {
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
+  }
+
+  private static String stripPrefix(String message) {
+    return message.startsWith("Cannot create materialized view ") ? message.substring(message.indexOf(": ") + 2) : message;
+  }
+
+  static String firstLine(String message) {
+    if (message == null) {
+      return "";
+    }
+    int newline = message.indexOf('\n');
+    return newline < 0 ? message : message.substring(0, newline);
+  }
+}

@@ -1,0 +1,87 @@
+package io.floe.spark.command;
+
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshState;
+import io.floe.spark.mv.FreshnessCheck;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.sql.DescribeRelation;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.SparkSchemaUtil;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * {@code DESCRIBE [EXTENDED] mv}: the view's columns and, extended, its definition, storage
+ * table, schedule, last refresh and freshness.
+ */
+public final class DescribeMaterializedViewCommand extends FloeCommand {
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
+
+  private final DescribeRelation statement;
+
+  public DescribeMaterializedViewCommand(DescribeRelation statement) {
+    super(List.of(stringColumn("col_name"), stringColumn("data_type"), stringColumn("comment")));
+    this.statement = statement;
+  }
+
+  @Override
+  protected Object statement() {
+    return statement;
+  }
+
+  static String formatTime(long epochMillis) {
+    return TIME.format(Instant.ofEpochMilli(epochMillis));
+  }
+
+  @Override
+  protected List<Row> execute(SparkSession spark) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "describe");
+    List<Row> rows = new ArrayList<>();
+    for (StructField field : SparkSchemaUtil.convert(mv.view().schema()).fields()) {
+      rows.add(RowFactory.create(field.name(), field.dataType().simpleString(), field.getComment().getOrElse(() -> null)));
+    }
+    if (!statement.extended()) {
+      return rows;
+    }
+    Table storage = mv.storageTable();
+    Optional<RefreshState> state = mv.refreshState(storage);
+    Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
+    rows.add(RowFactory.create("", "", ""));
+    rows.add(RowFactory.create("# Materialized View Information", "", ""));
+    add(rows, "Catalog", mv.name().catalogName());
+    add(rows, "Namespace", String.join(".", mv.name().namespace()));
+    add(rows, "Name", mv.name().name());
+    add(rows, "Type", mv.managed() ? "MANAGED MATERIALIZED VIEW" : "MATERIALIZED VIEW");
+    add(rows, "Comment", mv.comment().orElse(null));
+    add(rows, "View Text", mv.query());
+    add(rows, "View Version", Integer.toString(mv.versionId()));
+    add(rows, "Storage Table", mv.storageName().toString());
+    add(rows, "Schedule", mv.schedule().map(s -> s.toSql()).orElse("none (refresh on demand)"));
+    add(rows, "Refresh Policy", mv.refreshPolicy().name());
+    add(rows, "Last Refresh Time", state.map(s -> formatTime(s.refreshStartTimestampMs())).orElse("never"));
+    add(rows, "Last Refresh Type", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("none"));
+    add(rows, "Last Refresh Reason", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_REASON)).orElse(null));
+    add(rows, "Storage Snapshot", last.map(s -> Long.toString(s.snapshotId())).orElse(null));
+    add(rows, "Freshness", new FreshnessCheck(catalog).evaluate(mv).describe());
+    add(rows, "Sources", String.join(", ", mv.sourceNames()));
+    state.ifPresent(
+        s -> add(rows, "Source States", RefreshOutput.describeSources(s.sourceStates(), s.sourceStates())));
+    return rows;
+  }
+
+  private static void add(List<Row> rows, String key, String value) {
+    rows.add(RowFactory.create(key, value, ""));
+  }
+}

@@ -1,0 +1,62 @@
+package io.floe.spark.command;
+
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.sql.ShowTableProperties;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.classic.SparkSession;
+
+/**
+ * {@code SHOW TBLPROPERTIES mv}: the view's properties plus the keys Glue shows for a materialized
+ * view ({@code isMaterializedView}, {@code lastRefreshType}, {@code viewOriginalText}, {@code
+ * current-snapshot-id}).
+ */
+public final class ShowMaterializedViewPropertiesCommand extends FloeCommand {
+  private final ShowTableProperties statement;
+
+  public ShowMaterializedViewPropertiesCommand(ShowTableProperties statement) {
+    super(List.of(stringColumn("key"), stringColumn("value")));
+    this.statement = statement;
+  }
+
+  @Override
+  protected Object statement() {
+    return statement;
+  }
+
+  @Override
+  protected List<Row> execute(SparkSession spark) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "show properties of");
+    Table storage = mv.storageTable();
+    Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
+    Map<String, String> properties = new TreeMap<>(mv.properties());
+    properties.put("isMaterializedView", "true");
+    properties.put("viewOriginalText", mv.query());
+    properties.put("lastRefreshType", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("NONE"));
+    properties.put(
+        "current-snapshot-id",
+        storage.currentSnapshot() == null ? "none" : Long.toString(storage.currentSnapshot().snapshotId()));
+    properties.put("storageTable", mv.storageName().toString());
+    List<Row> rows = new ArrayList<>();
+    if (statement.key().isPresent()) {
+      String key = statement.key().get();
+      rows.add(
+          RowFactory.create(
+              key,
+              properties.getOrDefault(key, "Materialized view " + mv + " does not have property: " + key)));
+      return rows;
+    }
+    properties.forEach((key, value) -> rows.add(RowFactory.create(key, value)));
+    return rows;
+  }
+}

@@ -1,0 +1,88 @@
+package io.floe.spark.mv;
+
+import io.floe.FloeException;
+import io.floe.spark.Scala;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+
+/**
+ * Refuses definitions whose rows are not a function of the source data: non-deterministic
+ * functions, and ORDER BY, LIMIT and their kin, which a table cannot keep.
+ */
+public final class DefinitionValidator {
+  /** Plan nodes a definition may not contain, by the clause a user wrote. */
+  private static final Map<String, String> REFUSED_NODES =
+      Map.of(
+          "Sort", "ORDER BY / SORT BY",
+          "GlobalLimit", "LIMIT",
+          "LocalLimit", "LIMIT",
+          "Offset", "OFFSET",
+          "Tail", "TAIL",
+          "RepartitionByExpression", "DISTRIBUTE BY / CLUSTER BY",
+          "Sample", "TABLESAMPLE");
+
+  /** Deterministic to Catalyst, but different for every refresh or every user. */
+  private static final Set<String> TIME_AND_SESSION_FUNCTIONS =
+      Set.of(
+          "CurrentTimestamp",
+          "CurrentDate",
+          "CurrentTime",
+          "LocalTimestamp",
+          "Now",
+          "CurrentTimeZone",
+          "CurrentUser",
+          "CurrentDatabase",
+          "CurrentCatalog",
+          "CurrentBatchTimestamp");
+
+  private DefinitionValidator() {}
+
+  /** Checks the parsed definition for clauses a materialized view cannot keep. */
+  public static void checkClauses(String mvName, LogicalPlan parsed) {
+    parsed.foreachWithSubqueries(
+        node -> {
+          String clause = REFUSED_NODES.get(node.getClass().getSimpleName());
+          if (clause != null) {
+            throw new FloeException(
+                "Cannot create materialized view "
+                    + mvName
+                    + ": "
+                    + clause
+                    + " is not allowed in a definition; a materialized view is an unordered set of rows, so order or limit when you query it");
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+  }
+
+  /** Checks the analyzed definition for non-deterministic functions. */
+  public static void checkDeterministic(String mvName, LogicalPlan analyzed) {
+    analyzed.foreachWithSubqueries(
+        node -> {
+          for (Expression expression : Scala.list(node.expressions())) {
+            checkExpression(mvName, expression);
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+  }
+
+  private static void checkExpression(String mvName, Expression expression) {
+    String kind = expression.getClass().getSimpleName();
+    boolean timeOrSession = TIME_AND_SESSION_FUNCTIONS.contains(kind);
+    boolean leafNonDeterministic =
+        !expression.deterministic()
+            && Scala.list(expression.children()).stream().allMatch(Expression::deterministic);
+    if (timeOrSession || leafNonDeterministic) {
+      throw new FloeException(
+          "Cannot create materialized view "
+              + mvName
+              + ": its definition calls the non-deterministic function "
+              + expression.prettyName()
+              + "(); a materialized view must give the same rows for the same source data");
+    }
+    for (Expression child : Scala.list(expression.children())) {
+      checkExpression(mvName, child);
+    }
+  }
+}

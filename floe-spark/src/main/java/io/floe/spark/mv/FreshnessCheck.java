@@ -1,0 +1,98 @@
+package io.floe.spark.mv;
+
+import io.floe.mv.Freshness;
+import io.floe.mv.SourceState;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.catalog.ViewCatalog;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NoSuchViewException;
+import org.apache.iceberg.view.View;
+
+/** Evaluates a materialized view's freshness against the catalog as it is now. */
+public final class FreshnessCheck {
+  private final MaterializedViewCatalog catalog;
+
+  public FreshnessCheck(MaterializedViewCatalog catalog) {
+    this.catalog = catalog;
+  }
+
+  public Freshness evaluate(MaterializedView mv) {
+    Table storage = mv.storageTable();
+    return Freshness.evaluate(mv.versionId(), mv.refreshState(storage), sourcesOf(mv));
+  }
+
+  private Freshness.Sources sourcesOf(MaterializedView mv) {
+    return new Freshness.Sources() {
+      @Override
+      public Optional<SourceState> current(SourceState recorded) {
+        ResolvedName name = locate(mv, recorded);
+        return recorded.type() == SourceState.Type.TABLE ? currentTable(name) : currentView(name);
+      }
+
+      @Override
+      public Freshness upstream(SourceState viewSource) {
+        return catalog
+            .load(locate(mv, viewSource))
+            .map(FreshnessCheck.this::evaluate)
+            .orElse(Freshness.stale("it is no longer a materialized view"));
+      }
+    };
+  }
+
+  /** Finds the catalog of a recorded source among the MV's fully qualified source names. */
+  private ResolvedName locate(MaterializedView mv, SourceState state) {
+    String suffix = "." + state.qualifiedName();
+    for (String source : mv.sourceNames()) {
+      if (source.endsWith(suffix)) {
+        String catalogName = source.substring(0, source.length() - suffix.length());
+        Optional<Catalog> found = catalog.icebergCatalog(catalogName);
+        if (found.isPresent()) {
+          return new ResolvedName(catalogName, found.get(), identifier(state));
+        }
+      }
+    }
+    return mv.name().withIdentifier(identifier(state));
+  }
+
+  private static TableIdentifier identifier(SourceState state) {
+    return TableIdentifier.of(Namespace.of(state.namespace().toArray(new String[0])), state.name());
+  }
+
+  private static Optional<SourceState> currentTable(ResolvedName name) {
+    try {
+      Table table = name.catalog().loadTable(name.identifier());
+      return Optional.of(
+          SourceState.table(
+              name.namespace(),
+              name.name(),
+              table.uuid().toString(),
+              table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId(),
+              table.schema().schemaId()));
+    } catch (NoSuchTableException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static Optional<SourceState> currentView(ResolvedName name) {
+    if (!(name.catalog() instanceof ViewCatalog)) {
+      return Optional.empty();
+    }
+    try {
+      View view = ((ViewCatalog) name.catalog()).loadView(name.identifier());
+      return Optional.of(
+          SourceState.view(
+              new ArrayList<>(List.of(name.identifier().namespace().levels())),
+              name.name(),
+              view.uuid().toString(),
+              view.currentVersion().versionId()));
+    } catch (NoSuchViewException e) {
+      return Optional.empty();
+    }
+  }
+}

@@ -1,0 +1,150 @@
+package io.floe.spark.mv;
+
+import io.floe.FloeException;
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshPolicy;
+import io.floe.mv.RefreshState;
+import io.floe.mv.RefreshStateParser;
+import io.floe.schedule.Schedule;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.view.SQLViewRepresentation;
+import org.apache.iceberg.view.View;
+import org.apache.iceberg.view.ViewVersion;
+
+/**
+ * A materialized view as stored: an Iceberg view whose properties point to its storage table.
+ * Instances are snapshots of the catalog at load time; load again to see later changes.
+ */
+public final class MaterializedView {
+  /** The SQL dialect of the view representation Floe writes and reads. */
+  public static final String DIALECT = "spark";
+
+  /** View property: the definition's sources, comma-separated {@code catalog.namespace.name}. */
+  public static final String SOURCES = "floe.sources";
+
+  private final ResolvedName name;
+  private final View view;
+  private final ResolvedName storageName;
+
+  MaterializedView(ResolvedName name, View view) {
+    this.name = name;
+    this.view = view;
+    this.storageName =
+        name.withIdentifier(
+            ResolvedName.parseInCatalog(view.properties().get(MaterializedViewProperties.STORAGE_TABLE)));
+  }
+
+  static boolean isMaterializedView(View view) {
+    return view.properties().containsKey(MaterializedViewProperties.STORAGE_TABLE);
+  }
+
+  public ResolvedName name() {
+    return name;
+  }
+
+  public View view() {
+    return view;
+  }
+
+  public ResolvedName storageName() {
+    return storageName;
+  }
+
+  /** Loads the storage table now. */
+  public Table storageTable() {
+    try {
+      return name.catalog().loadTable(storageName.identifier());
+    } catch (NoSuchTableException e) {
+      throw new FloeException(
+          "Materialized view " + name + " has lost its storage table " + storageName + "; drop and re-create it", e);
+    }
+  }
+
+  public ViewVersion version() {
+    return view.currentVersion();
+  }
+
+  public int versionId() {
+    return view.currentVersion().versionId();
+  }
+
+  /** The definition's query, as written. */
+  public String query() {
+    SQLViewRepresentation sql = view.sqlFor(DIALECT);
+    if (sql == null) {
+      throw new FloeException("Materialized view " + name + " has no " + DIALECT + " SQL representation");
+    }
+    return sql.sql();
+  }
+
+  public String defaultCatalog() {
+    String catalog = view.currentVersion().defaultCatalog();
+    return catalog == null ? name.catalogName() : catalog;
+  }
+
+  public List<String> defaultNamespace() {
+    return Arrays.asList(view.currentVersion().defaultNamespace().levels());
+  }
+
+  public Map<String, String> properties() {
+    return view.properties();
+  }
+
+  public Optional<String> comment() {
+    return Optional.ofNullable(view.properties().get(MaterializedViewProperties.COMMENT));
+  }
+
+  public Optional<Schedule> schedule() {
+    return Optional.ofNullable(view.properties().get(MaterializedViewProperties.SCHEDULE)).map(Schedule::parse);
+  }
+
+  public RefreshPolicy refreshPolicy() {
+    String policy = view.properties().get(MaterializedViewProperties.REFRESH_POLICY);
+    return policy == null ? RefreshPolicy.AUTO : RefreshPolicy.valueOf(policy);
+  }
+
+  public boolean managed() {
+    return Boolean.parseBoolean(view.properties().get(MaterializedViewProperties.MANAGED));
+  }
+
+  /** The sources the current definition reads, as fully qualified names. */
+  public List<String> sourceNames() {
+    String sources = view.properties().get(SOURCES);
+    if (sources == null || sources.isBlank()) {
+      return List.of();
+    }
+    return new ArrayList<>(Arrays.asList(sources.split(",")));
+  }
+
+  /** The refresh state of the storage table's current snapshot, if it was written by a refresh. */
+  public Optional<RefreshState> refreshState(Table storage) {
+    return lastRefreshSnapshot(storage)
+        .map(s -> RefreshStateParser.fromJson(s.summary().get(RefreshState.SUMMARY_KEY)));
+  }
+
+  /** The storage table's current snapshot when a refresh wrote it. */
+  public static Optional<Snapshot> lastRefreshSnapshot(Table storage) {
+    Snapshot current = storage.currentSnapshot();
+    if (current == null || !current.summary().containsKey(RefreshState.SUMMARY_KEY)) {
+      return Optional.empty();
+    }
+    return Optional.of(current);
+  }
+
+  public TableIdentifier identifier() {
+    return name.identifier();
+  }
+
+  @Override
+  public String toString() {
+    return name.toString();
+  }
+}

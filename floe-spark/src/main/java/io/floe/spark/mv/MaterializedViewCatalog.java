@@ -1,0 +1,232 @@
+package io.floe.spark.mv;
+
+import io.floe.FloeException;
+import io.floe.sql.QualifiedName;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import io.floe.spark.Scala;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.catalog.ViewCatalog;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
+import org.apache.iceberg.exceptions.NoSuchViewException;
+import org.apache.iceberg.spark.source.HasIcebergCatalog;
+import org.apache.iceberg.view.View;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.CatalogManager;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+
+/**
+ * Finds materialized views in the Iceberg catalogs of a Spark session. Names resolve as Spark
+ * resolves them: a leading registered catalog name, else the current catalog; a single part,
+ * the current namespace.
+ */
+public final class MaterializedViewCatalog {
+  private static final Map<String, Catalog> CATALOGS = new ConcurrentHashMap<>();
+
+  private final SparkSession spark;
+
+  public MaterializedViewCatalog(SparkSession spark) {
+    this.spark = spark;
+  }
+
+  private CatalogManager catalogs() {
+    return ((org.apache.spark.sql.classic.SparkSession) spark).sessionState().catalogManager();
+  }
+
+  /** Resolves a name against the session's current catalog and namespace. */
+  public ResolvedName resolve(QualifiedName name) {
+    return resolve(name.parts(), null, null);
+  }
+
+  /** Resolves a multi-part name, with a default catalog and namespace for partial names. */
+  public ResolvedName resolve(List<String> parts, String defaultCatalog, List<String> defaultNamespace) {
+    CatalogManager catalogs = catalogs();
+    String catalogName;
+    List<String> rest;
+    if (parts.size() > 1 && catalogs.isCatalogRegistered(parts.get(0))) {
+      catalogName = parts.get(0);
+      rest = parts.subList(1, parts.size());
+    } else {
+      catalogName = defaultCatalog != null ? defaultCatalog : catalogs.currentCatalog().name();
+      rest = parts;
+    }
+    if (rest.size() == 1) {
+      List<String> namespace =
+          defaultNamespace != null
+              ? defaultNamespace
+              : catalogName.equals(catalogs.currentCatalog().name())
+                  ? Arrays.asList(catalogs.currentNamespace())
+                  : List.of();
+      rest = new ArrayList<>(namespace);
+      rest.add(parts.get(parts.size() - 1));
+    }
+    Catalog catalog = icebergCatalog(catalogName, String.join(".", parts));
+    TableIdentifier identifier =
+        TableIdentifier.of(
+            Namespace.of(rest.subList(0, rest.size() - 1).toArray(new String[0])), rest.get(rest.size() - 1));
+    return new ResolvedName(catalogName, catalog, identifier);
+  }
+
+  /**
+   * The Iceberg catalog behind a Spark catalog name, or empty for other catalogs.
+   *
+   * <p>Floe builds its own instance from the Spark catalog's settings rather than borrowing the
+   * Spark catalog's: that one may be wrapped in a table cache (which hides views and can serve
+   * stale snapshots), and refresh decisions need the catalog's current state.
+   */
+  public Optional<Catalog> icebergCatalog(String catalogName) {
+    CatalogPlugin plugin;
+    try {
+      plugin = catalogs().catalog(catalogName);
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+    if (!(plugin instanceof HasIcebergCatalog)) {
+      return Optional.empty();
+    }
+    String prefix = "spark.sql.catalog." + catalogName + ".";
+    Map<String, String> options = new TreeMap<>();
+    Scala.list(spark.conf().getAll().toList())
+        .forEach(
+            entry -> {
+              if (entry._1().startsWith(prefix)) {
+                options.put(entry._1().substring(prefix.length()), entry._2());
+              }
+            });
+    String key = catalogName + options;
+    return Optional.of(
+        CATALOGS.computeIfAbsent(
+            key,
+            k ->
+                CatalogUtil.buildIcebergCatalog(
+                    catalogName,
+                    options,
+                    ((org.apache.spark.sql.classic.SparkSession) spark).sessionState().newHadoopConf())));
+  }
+
+  /**
+   * Drops the Spark catalog's cached copy of a table, so that Spark's next read of it, time travel
+   * included, sees the snapshots Floe has just pinned.
+   */
+  public void invalidateSparkCache(ResolvedName name) {
+    CatalogPlugin plugin = catalogs().catalog(name.catalogName());
+    if (plugin instanceof TableCatalog) {
+      ((TableCatalog) plugin)
+          .invalidateTable(Identifier.of(name.identifier().namespace().levels(), name.name()));
+    }
+  }
+
+  private Catalog icebergCatalog(String catalogName, String forName) {
+    return icebergCatalog(catalogName)
+        .orElseThrow(
+            () ->
+                new FloeException(
+                    "Cannot use "
+                        + forName
+                        + ": catalog '"
+                        + catalogName
+                        + "' is not an Iceberg catalog (configure spark.sql.catalog."
+                        + catalogName
+                        + "=org.apache.iceberg.spark.SparkCatalog)"));
+  }
+
+  /** The materialized view with this name, or empty when there is none (a table or plain view included). */
+  public Optional<MaterializedView> load(ResolvedName name) {
+    if (!(name.catalog() instanceof ViewCatalog)) {
+      return Optional.empty();
+    }
+    ViewCatalog views = (ViewCatalog) name.catalog();
+    try {
+      View view = views.loadView(name.identifier());
+      return MaterializedView.isMaterializedView(view)
+          ? Optional.of(new MaterializedView(name, view))
+          : Optional.empty();
+    } catch (NoSuchViewException | NoSuchNamespaceException e) {
+      return Optional.empty();
+    }
+  }
+
+  public Optional<MaterializedView> load(QualifiedName name) {
+    return load(resolve(name));
+  }
+
+  /** The materialized view with this name, or an error saying it does not exist. */
+  public MaterializedView loadExisting(ResolvedName name, String action) {
+    return load(name)
+        .orElseThrow(
+            () -> {
+              String what =
+                  name.catalog().tableExists(name.identifier())
+                      ? "it is a table, not a materialized view"
+                      : isPlainView(name) ? "it is a view, not a materialized view" : "it does not exist";
+              return new FloeException("Cannot " + action + " " + name + ": " + what);
+            });
+  }
+
+  private static boolean isPlainView(ResolvedName name) {
+    return name.catalog() instanceof ViewCatalog && ((ViewCatalog) name.catalog()).viewExists(name.identifier());
+  }
+
+  /** Materialized views directly in one namespace, by name. */
+  public List<MaterializedView> list(String catalogName, Namespace namespace) {
+    Catalog catalog = icebergCatalog(catalogName, catalogName + "." + namespace);
+    if (!(catalog instanceof ViewCatalog)) {
+      return List.of();
+    }
+    List<MaterializedView> found = new ArrayList<>();
+    List<TableIdentifier> identifiers;
+    try {
+      identifiers = new ArrayList<>(((ViewCatalog) catalog).listViews(namespace));
+    } catch (NoSuchNamespaceException e) {
+      throw new FloeException("Namespace " + catalogName + "." + namespace + " does not exist", e);
+    }
+    identifiers.sort((a, b) -> a.name().compareTo(b.name()));
+    for (TableIdentifier identifier : identifiers) {
+      load(new ResolvedName(catalogName, catalog, identifier)).ifPresent(found::add);
+    }
+    return found;
+  }
+
+  /** Every materialized view of a catalog, in all namespaces. */
+  public List<MaterializedView> listAll(String catalogName) {
+    Catalog catalog = icebergCatalog(catalogName, catalogName);
+    List<MaterializedView> found = new ArrayList<>();
+    if (catalog instanceof SupportsNamespaces) {
+      for (Namespace namespace : allNamespaces((SupportsNamespaces) catalog, Namespace.empty())) {
+        found.addAll(list(catalogName, namespace));
+      }
+    }
+    return found;
+  }
+
+  private static List<Namespace> allNamespaces(SupportsNamespaces catalog, Namespace parent) {
+    List<Namespace> all = new ArrayList<>();
+    for (Namespace child : catalog.listNamespaces(parent)) {
+      all.add(child);
+      all.addAll(allNamespaces(catalog, child));
+    }
+    return all;
+  }
+
+  /** Materialized views of the catalog whose definition reads {@code source}. */
+  public List<MaterializedView> readersOf(ResolvedName source) {
+    List<MaterializedView> readers = new ArrayList<>();
+    for (MaterializedView mv : listAll(source.catalogName())) {
+      if (mv.sourceNames().contains(source.toString())) {
+        readers.add(mv);
+      }
+    }
+    return readers;
+  }
+}

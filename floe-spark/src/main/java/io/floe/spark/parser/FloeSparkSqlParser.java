@@ -1,0 +1,182 @@
+package io.floe.spark.parser;
+
+import io.floe.FloeException;
+import io.floe.spark.Scala;
+import io.floe.spark.command.AlterMaterializedViewCommand;
+import io.floe.spark.command.CreateMaterializedViewCommand;
+import io.floe.spark.command.DescribeMaterializedViewCommand;
+import io.floe.spark.command.DropMaterializedViewCommand;
+import io.floe.spark.command.DropTableCommand;
+import io.floe.spark.command.RefreshMaterializedViewCommand;
+import io.floe.spark.command.ShowMaterializedViewPropertiesCommand;
+import io.floe.spark.command.ShowMaterializedViewsCommand;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.sql.AlterMaterializedView;
+import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.DescribeRelation;
+import io.floe.sql.DropMaterializedView;
+import io.floe.sql.DropTable;
+import io.floe.sql.FloeStatement;
+import io.floe.sql.FloeStatementParser;
+import io.floe.sql.QualifiedName;
+import io.floe.sql.RefreshMaterializedView;
+import io.floe.sql.ShowMaterializedViews;
+import io.floe.sql.ShowTableProperties;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.parser.ParseException;
+import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
+import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import scala.collection.immutable.Seq;
+
+/**
+ * Adds Floe's statements to whatever parser the session already has (Spark's, or Iceberg's
+ * extension parser): a Floe statement becomes a Floe command; everything else goes to the
+ * delegate, with one check on the way: writes aimed at a materialized view are refused.
+ */
+public final class FloeSparkSqlParser implements ParserInterface {
+  private final SparkSession spark;
+  private final ParserInterface delegate;
+
+  public FloeSparkSqlParser(SparkSession spark, ParserInterface delegate) {
+    this.spark = spark;
+    this.delegate = delegate;
+  }
+
+  @Override
+  public LogicalPlan parsePlan(String sql) throws ParseException {
+    Optional<FloeStatement> statement = FloeStatementParser.parse(sql);
+    if (statement.isPresent()) {
+      Optional<LogicalPlan> command = toCommand(statement.get());
+      if (command.isPresent()) {
+        return command.get();
+      }
+    }
+    LogicalPlan plan = delegate.parsePlan(sql);
+    refuseWritesToMaterializedViews(plan);
+    return plan;
+  }
+
+  private Optional<LogicalPlan> toCommand(FloeStatement statement) throws ParseException {
+    if (statement instanceof CreateMaterializedView) {
+      return Optional.of(new CreateMaterializedViewCommand((CreateMaterializedView) statement));
+    } else if (statement instanceof RefreshMaterializedView) {
+      return Optional.of(new RefreshMaterializedViewCommand((RefreshMaterializedView) statement));
+    } else if (statement instanceof DropMaterializedView) {
+      return Optional.of(new DropMaterializedViewCommand((DropMaterializedView) statement));
+    } else if (statement instanceof AlterMaterializedView) {
+      return Optional.of(new AlterMaterializedViewCommand((AlterMaterializedView) statement));
+    } else if (statement instanceof ShowMaterializedViews) {
+      return Optional.of(new ShowMaterializedViewsCommand((ShowMaterializedViews) statement));
+    } else if (statement instanceof DescribeRelation) {
+      DescribeRelation describe = (DescribeRelation) statement;
+      return materializedView(describe.name()).map(mv -> new DescribeMaterializedViewCommand(describe));
+    } else if (statement instanceof ShowTableProperties) {
+      ShowTableProperties show = (ShowTableProperties) statement;
+      return materializedView(show.name()).map(mv -> new ShowMaterializedViewPropertiesCommand(show));
+    } else if (statement instanceof DropTable) {
+      DropTable drop = (DropTable) statement;
+      String sparkSql =
+          "DROP TABLE " + (drop.ifExists() ? "IF EXISTS " : "") + drop.name() + (drop.purge() ? " PURGE" : "");
+      return Optional.of(new DropTableCommand(drop, delegate.parsePlan(sparkSql)));
+    }
+    return Optional.empty();
+  }
+
+  private Optional<MaterializedView> materializedView(QualifiedName name) {
+    try {
+      return new MaterializedViewCatalog(spark).load(name);
+    } catch (FloeException notAnIcebergCatalog) {
+      return Optional.empty();
+    }
+  }
+
+  private void refuseWritesToMaterializedViews(LogicalPlan plan) {
+    LogicalPlan target;
+    String verb;
+    if (plan instanceof InsertIntoStatement) {
+      target = ((InsertIntoStatement) plan).table();
+      verb = "INSERT INTO";
+    } else if (plan instanceof MergeIntoTable) {
+      target = ((MergeIntoTable) plan).targetTable();
+      verb = "MERGE INTO";
+    } else if (plan instanceof UpdateTable) {
+      target = ((UpdateTable) plan).table();
+      verb = "UPDATE";
+    } else if (plan instanceof DeleteFromTable) {
+      target = ((DeleteFromTable) plan).table();
+      verb = "DELETE FROM";
+    } else {
+      return;
+    }
+    while (target instanceof SubqueryAlias) {
+      target = ((SubqueryAlias) target).child();
+    }
+    if (!(target instanceof UnresolvedRelation)) {
+      return;
+    }
+    List<String> parts = Scala.list(((UnresolvedRelation) target).multipartIdentifier());
+    Optional<MaterializedView> mv = materializedView(new QualifiedName(parts));
+    if (mv.isPresent()) {
+      throw new FloeException(
+          "Cannot "
+              + verb
+              + " "
+              + mv.get()
+              + ": it is a materialized view; its rows change only through REFRESH MATERIALIZED VIEW");
+    }
+  }
+
+  @Override
+  public Expression parseExpression(String sqlText) throws ParseException {
+    return delegate.parseExpression(sqlText);
+  }
+
+  @Override
+  public TableIdentifier parseTableIdentifier(String sqlText) throws ParseException {
+    return delegate.parseTableIdentifier(sqlText);
+  }
+
+  @Override
+  public FunctionIdentifier parseFunctionIdentifier(String sqlText) throws ParseException {
+    return delegate.parseFunctionIdentifier(sqlText);
+  }
+
+  @Override
+  public Seq<String> parseMultipartIdentifier(String sqlText) throws ParseException {
+    return delegate.parseMultipartIdentifier(sqlText);
+  }
+
+  @Override
+  public LogicalPlan parseQuery(String sqlText) throws ParseException {
+    return delegate.parseQuery(sqlText);
+  }
+
+  @Override
+  public StructType parseRoutineParam(String sqlText) throws ParseException {
+    return delegate.parseRoutineParam(sqlText);
+  }
+
+  @Override
+  public StructType parseTableSchema(String sqlText) throws ParseException {
+    return delegate.parseTableSchema(sqlText);
+  }
+
+  @Override
+  public DataType parseDataType(String sqlText) throws ParseException {
+    return delegate.parseDataType(sqlText);
+  }
+}

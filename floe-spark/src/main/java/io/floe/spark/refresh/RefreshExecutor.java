@@ -1,0 +1,194 @@
+package io.floe.spark.refresh;
+
+import io.floe.FloeException;
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshState;
+import io.floe.mv.RefreshStateParser;
+import io.floe.mv.SourceState;
+import io.floe.refresh.RefreshResult;
+import io.floe.refresh.RefreshType;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.functions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings a materialized view up to date: pins its sources, computes its rows at the pinned
+ * snapshots and commits them to the storage table as one Iceberg snapshot carrying the new
+ * refresh state. The commit is validated against the storage snapshot the refresh started from,
+ * so two refreshes racing for one view never both apply; the loser retries from step 1.
+ */
+public final class RefreshExecutor {
+  private static final Logger LOG = LoggerFactory.getLogger(RefreshExecutor.class);
+  private static final int MAX_ATTEMPTS = 4;
+
+  private final SparkSession spark;
+  private final MaterializedViewCatalog catalog;
+  private final SourcePinning pinning;
+
+  public RefreshExecutor(SparkSession spark) {
+    this.spark = spark;
+    this.catalog = new MaterializedViewCatalog(spark);
+    this.pinning = new SourcePinning(spark);
+  }
+
+  /**
+   * Refreshes {@code mv}.
+   *
+   * @param full recompute even when no source changed
+   */
+  public RefreshResult refresh(MaterializedView mv, boolean full) {
+    for (int attempt = 1; ; attempt++) {
+      MaterializedView current = catalog.loadExisting(mv.name(), "refresh");
+      try {
+        return refreshOnce(current, full);
+      } catch (RuntimeException e) {
+        Optional<Throwable> conflict = commitConflict(e);
+        if (conflict.isEmpty() || attempt >= MAX_ATTEMPTS) {
+          throw e;
+        }
+        LOG.info("Refresh of {} lost a commit race (attempt {}), retrying: {}", mv, attempt, conflict.get().getMessage());
+      }
+    }
+  }
+
+  private RefreshResult refreshOnce(MaterializedView mv, boolean full) {
+    long start = System.currentTimeMillis();
+    Table storage = mv.storageTable();
+    catalog.invalidateSparkCache(mv.storageName());
+    Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
+    Optional<RefreshState> recorded = mv.refreshState(storage);
+    List<SourceState> before = recorded.map(RefreshState::sourceStates).orElse(List.of());
+
+    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    List<SourceState> after = pinned.sourceStates();
+
+    if (!full
+        && recorded.isPresent()
+        && recorded.get().viewVersionId() == mv.versionId()
+        && new HashSet<>(before).equals(new HashSet<>(after))) {
+      return new RefreshResult(
+          mv.name().toString(),
+          RefreshType.NO_CHANGE,
+          "no source changed since the last refresh",
+          before,
+          after,
+          Map.of(),
+          0,
+          0,
+          start,
+          System.currentTimeMillis() - start,
+          readSnapshot.map(Snapshot::snapshotId).orElse(null));
+    }
+
+    String reason = fullRefreshReason(mv, recorded, full);
+    RefreshState state = new RefreshState(mv.versionId(), start, after);
+    String stateJson = RefreshStateParser.toJson(state);
+    Dataset<Row> rows = analyze(mv, pinned);
+
+    String storageName = mv.storageName().quoted();
+    StorageWriteGuard.allowWritesTo(
+        storage.uuid().toString(),
+        () -> {
+          var writer =
+              rows.writeTo(storageName)
+                  .option("snapshot-property." + RefreshState.SUMMARY_KEY, stateJson)
+                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.FULL.name())
+                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, reason);
+          if (readSnapshot.isPresent()) {
+            writer =
+                writer
+                    .option("isolation-level", "serializable")
+                    .option("validate-from-snapshot-id", Long.toString(readSnapshot.get().snapshotId()));
+          }
+          try {
+            writer.overwrite(functions.lit(true));
+          } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
+            throw new FloeException("Cannot refresh " + mv + ": storage table " + mv.storageName() + " is missing", e);
+          }
+          return null;
+        });
+
+    storage.refresh();
+    Snapshot committed = storage.currentSnapshot();
+    if (committed == null || !stateJson.equals(committed.summary().get(RefreshState.SUMMARY_KEY))) {
+      committed = findCommitted(storage, stateJson);
+    }
+    Map<String, Long> rowsRead = new LinkedHashMap<>();
+    for (Source source : pinned.sources()) {
+      rowsRead.put(source.name().toString(), source.totalRecords());
+    }
+    return new RefreshResult(
+        mv.name().toString(),
+        RefreshType.FULL,
+        reason,
+        before,
+        after,
+        rowsRead,
+        summaryCount(committed, "added-records"),
+        summaryCount(committed, "deleted-records"),
+        start,
+        System.currentTimeMillis() - start,
+        committed.snapshotId());
+  }
+
+  /** Analyzes the pinned definition, naming the MV in any error. */
+  Dataset<Row> analyze(MaterializedView mv, PinnedDefinition pinned) {
+    try {
+      String[] columns =
+          org.apache.iceberg.spark.SparkSchemaUtil.convert(mv.view().schema()).fieldNames();
+      return Dataset.ofRows(spark, pinned.plan()).toDF(columns);
+    } catch (RuntimeException e) {
+      throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+    }
+  }
+
+  private static String fullRefreshReason(MaterializedView mv, Optional<RefreshState> recorded, boolean full) {
+    if (full) {
+      return "full refresh requested";
+    }
+    if (recorded.isEmpty()) {
+      return "first refresh";
+    }
+    if (recorded.get().viewVersionId() != mv.versionId()) {
+      return "definition changed";
+    }
+    return "sources changed; incremental refresh is not enabled";
+  }
+
+  private static Snapshot findCommitted(Table storage, String stateJson) {
+    for (Snapshot snapshot : storage.snapshots()) {
+      if (stateJson.equals(snapshot.summary().get(RefreshState.SUMMARY_KEY))) {
+        return snapshot;
+      }
+    }
+    throw new IllegalStateException("Refresh commit of " + storage.name() + " is not in its history");
+  }
+
+  private static long summaryCount(Snapshot snapshot, String key) {
+    String value = snapshot.summary().get(key);
+    return value == null ? 0 : Long.parseLong(value);
+  }
+
+  private static Optional<Throwable> commitConflict(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof ValidationException || t instanceof CommitFailedException) {
+        return Optional.of(t);
+      }
+    }
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,46 @@
+package io.floe.spark.refresh;
+
+import io.floe.mv.SourceState;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.ResolvedName;
+import java.util.List;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * One source of a definition, pinned: a table at a snapshot, or a materialized view at a view
+ * version whose storage table is at a snapshot.
+ *
+ * @param table the table read: the source table itself, or the MV's storage table
+ * @param snapshot the pinned snapshot of {@code table}, empty when it has none yet
+ */
+public record Source(
+    ResolvedName name, Optional<MaterializedView> materializedView, Table table, Optional<Snapshot> snapshot) {
+
+  /** The states recorded for this source: the table's, or the MV's view version and storage snapshot. */
+  public List<SourceState> states() {
+    SourceState tableState =
+        SourceState.table(
+            materializedView.map(mv -> mv.storageName().namespace()).orElse(name.namespace()),
+            materializedView.map(mv -> mv.storageName().name()).orElse(name.name()),
+            table.uuid().toString(),
+            snapshot.map(Snapshot::snapshotId).orElse(null),
+            table.schema().schemaId());
+    if (materializedView.isEmpty()) {
+      return List.of(tableState);
+    }
+    MaterializedView mv = materializedView.get();
+    SourceState viewState =
+        SourceState.view(name.namespace(), name.name(), mv.view().uuid().toString(), mv.versionId());
+    return List.of(viewState, tableState);
+  }
+
+  /** Records in the pinned snapshot, from its summary. */
+  public long totalRecords() {
+    return snapshot
+        .map(s -> s.summary().get("total-records"))
+        .map(Long::parseLong)
+        .orElse(0L);
+  }
+}
