@@ -131,7 +131,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
       return List.of();
     }
     MaterializedView created = catalog.loadExisting(name, "refresh");
-    return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, true)));
+    return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
   }
 
   /** Refuses a definition that reads itself, directly or through other materialized views. */

@@ -1,0 +1,118 @@
+package io.floe.cli;
+
+import io.floe.cli.output.OutputFormat;
+import io.floe.sql.SqlScript;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.spark.sql.SparkSession;
+import org.jline.reader.EndOfFileException;
+import org.jline.reader.LineReader;
+import org.jline.reader.LineReaderBuilder;
+import org.jline.reader.UserInterruptException;
+import org.jline.terminal.Terminal;
+import org.jline.terminal.TerminalBuilder;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code floe sql}: a SQL shell, or the statements of {@code -e} or {@code -f}. */
+@Command(
+    name = "sql",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run Spark SQL, with Floe's materialized view statements, against the lakehouse.",
+      "Without -e or -f, starts an interactive shell; end statements with ';'."
+    })
+final class SqlCommand implements Callable<Integer> {
+  @Mixin LakehouseOptions lakehouse = new LakehouseOptions();
+
+  @Option(names = {"-e", "--execute"}, paramLabel = "SQL", description = "Statements to run, separated by ';'.")
+  String statements;
+
+  @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "A SQL script to run.")
+  Path file;
+
+  @Option(
+      names = "--format",
+      paramLabel = "FORMAT",
+      defaultValue = "table",
+      description = "Result format: table, csv or json (default: ${DEFAULT-VALUE}).")
+  String format;
+
+  @Option(names = "--no-timing", description = "Do not print row counts and times.")
+  boolean noTiming;
+
+  @Override
+  public Integer call() throws IOException {
+    OutputFormat outputFormat = OutputFormat.parse(format);
+    if (statements != null && file != null) {
+      System.err.println("Error: give either -e or -f, not both");
+      return 2;
+    }
+    String script = statements;
+    if (file != null) {
+      if (!Files.isReadable(file)) {
+        System.err.println("Error: cannot read SQL file " + file);
+        return 2;
+      }
+      script = Files.readString(file, StandardCharsets.UTF_8);
+    }
+    Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
+    SparkSession spark = lakehouse.startSession(warehouse);
+    StatementRunner runner = new StatementRunner(spark, System.out, System.err, outputFormat, !noTiming);
+    if (script != null) {
+      return runner.runScript(script) ? 0 : 1;
+    }
+    return shell(runner, warehouse);
+  }
+
+  private int shell(StatementRunner runner, Path warehouse) throws IOException {
+    Files.createDirectories(LakehouseOptions.floeHome());
+    try (Terminal terminal = TerminalBuilder.builder().system(true).build()) {
+      LineReader reader =
+          LineReaderBuilder.builder()
+              .terminal(terminal)
+              .appName("floe")
+              .variable(LineReader.HISTORY_FILE, LakehouseOptions.floeHome().resolve("history"))
+              .build();
+      terminal.writer().println("Floe SQL shell on " + warehouse.toAbsolutePath() + ". End statements with ';', quit with exit;");
+      StringBuilder buffer = new StringBuilder();
+      boolean allSucceeded = true;
+      while (true) {
+        String line;
+        try {
+          line = reader.readLine(buffer.length() == 0 ? "floe> " : "   -> ");
+        } catch (UserInterruptException e) {
+          buffer.setLength(0);
+          continue;
+        } catch (EndOfFileException e) {
+          break;
+        }
+        String trimmed = line.trim();
+        if (buffer.length() == 0 && (trimmed.equalsIgnoreCase("exit;") || trimmed.equalsIgnoreCase("quit;")
+            || trimmed.equalsIgnoreCase("exit") || trimmed.equalsIgnoreCase("quit"))) {
+          break;
+        }
+        buffer.append(line).append('\n');
+        if (!trimmed.endsWith(";")) {
+          continue;
+        }
+        List<String> ready = SqlScript.split(buffer.toString());
+        buffer.setLength(0);
+        for (String statement : ready) {
+          allSucceeded &= runner.run(statement);
+        }
+      }
+      if (buffer.toString().trim().length() > 0) {
+        for (String statement : SqlScript.split(buffer.toString())) {
+          allSucceeded &= runner.run(statement);
+        }
+      }
+      return allSucceeded ? 0 : 1;
+    }
+  }
+}

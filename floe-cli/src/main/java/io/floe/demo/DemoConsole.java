@@ -1,0 +1,76 @@
+package io.floe.demo;
+
+import io.floe.cli.output.OutputFormat;
+import io.floe.cli.output.ResultFormatter;
+import io.floe.cli.output.TextRows;
+import java.io.PrintStream;
+import java.util.List;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/** Prints each demo statement, runs it, and prints its result the way {@code floe sql} does. */
+public final class DemoConsole {
+  private static final int MAX_ROWS = 20;
+
+  private final SparkSession spark;
+  private final PrintStream out;
+
+  public DemoConsole(SparkSession spark, PrintStream out) {
+    this.spark = spark;
+    this.out = out;
+  }
+
+  /** The columns of a refresh result, which the demo prints as one sentence per view. */
+  private static final List<String> REFRESH_COLUMNS =
+      List.of(
+          "materialized_view", "refresh_type", "reason", "rows_read", "rows_written", "rows_removed",
+          "duration_ms", "source_snapshots", "snapshot_id");
+
+  private static String describeRefresh(List<String> row) {
+    String type = row.get(1);
+    if ("NO_CHANGE".equals(type)) {
+      return "-> " + row.get(0) + ": nothing to do (" + row.get(2) + ")";
+    }
+    return "-> " + row.get(0) + ": " + type + " refresh (" + row.get(2) + "); read " + row.get(3)
+        + " source rows, wrote " + row.get(4) + ", removed " + row.get(5) + " in "
+        + ResultFormatter.formatDuration(Long.parseLong(row.get(6))) + "; storage snapshot " + row.get(8);
+  }
+
+  public SparkSession spark() {
+    return spark;
+  }
+
+  /** A section heading. */
+  public void heading(String title) {
+    out.println();
+    out.println("== " + title + " ==");
+  }
+
+  /** A line of narration. */
+  public void say(String text) {
+    out.println(text);
+  }
+
+  /** Prints and runs {@code sql}; returns its result as text. */
+  public List<List<String>> run(String sql) {
+    out.println();
+    out.println("floe> " + sql.strip().replace("\n", "\n   -> ") + ";");
+    long started = System.nanoTime();
+    Dataset<Row> df = spark.sql(sql);
+    String[] columns = df.columns();
+    List<List<String>> rows = TextRows.of(df);
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    if (List.of(columns).equals(REFRESH_COLUMNS)) {
+      rows.forEach(row -> out.println(describeRefresh(row)));
+    } else if (columns.length > 0) {
+      List<List<String>> shown = rows.size() > MAX_ROWS ? rows.subList(0, MAX_ROWS) : rows;
+      out.print(ResultFormatter.format(List.of(columns), shown, OutputFormat.TABLE));
+      if (rows.size() > MAX_ROWS) {
+        out.println("(" + (rows.size() - MAX_ROWS) + " more rows not shown)");
+      }
+    }
+    out.println("(" + rows.size() + (rows.size() == 1 ? " row, " : " rows, ") + ResultFormatter.formatDuration(millis) + ")");
+    return rows;
+  }
+}

@@ -1,0 +1,102 @@
+package io.floe.demo;
+
+import io.floe.demo.data.MessyOrdersGenerator;
+import io.floe.demo.data.Order;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The messy orders lake of the "medallion data lake with AWS Glue" tutorial: 550 raw JSON orders
+ * with duplicates, mixed-case categories, null amounts and two date formats land as files; Bronze
+ * loads them; a Silver MV cleans them as the tutorial's Glue job does; two Gold MVs aggregate
+ * completed orders. No jobs, crawlers or workflow: three MV definitions.
+ */
+final class MessyOrdersStory {
+  static final String NAMESPACE = "medallion_db";
+
+  /** The tutorial job's cleaning, as one definition: null filter, dedupe, normalize, cast, parse both date formats. */
+  static final String SILVER_QUERY =
+      "SELECT order_id, customer_id, category, amount, order_date, status, quantity\n"
+          + "FROM (\n"
+          + "  SELECT order_id, customer_id,\n"
+          + "         lower(trim(category)) AS category,\n"
+          + "         CAST(amount AS DECIMAL(10,2)) AS amount,\n"
+          + "         coalesce(to_date(try_to_timestamp(order_date, 'yyyy-MM-dd')),\n"
+          + "                  to_date(try_to_timestamp(order_date, 'MM/dd/yyyy'))) AS order_date,\n"
+          + "         status, CAST(quantity AS INT) AS quantity,\n"
+          + "         row_number() OVER (PARTITION BY order_id\n"
+          + "                            ORDER BY customer_id, category, amount, order_date, status, quantity) AS occurrence\n"
+          + "  FROM %1$s.medallion_db.bronze_orders\n"
+          + "  WHERE order_id IS NOT NULL AND amount IS NOT NULL)\n"
+          + "WHERE occurrence = 1 AND order_date IS NOT NULL";
+
+  private final DemoConsole console;
+  private final String catalog;
+  private final Path landing;
+
+  MessyOrdersStory(DemoConsole console, String catalog, Path landing) {
+    this.console = console;
+    this.catalog = catalog;
+    this.landing = landing;
+  }
+
+  private String db() {
+    return catalog + "." + NAMESPACE;
+  }
+
+  /** Tells the story; returns the generated orders. */
+  List<Order> tell() {
+    console.heading("Story 3: messy orders lake (raw JSON -> Bronze -> Silver -> Gold)");
+    List<Order> orders = MessyOrdersGenerator.generate(42);
+    List<Path> files;
+    try {
+      files = MessyOrdersGenerator.writeJsonLines(orders, landing, 5);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot write the raw order files to " + landing, e);
+    }
+    console.say(
+        "Wrote " + orders.size() + " raw orders (500 orders, 50 duplicates) as JSON lines in " + files.size()
+            + " files under " + landing);
+    console.run("CREATE NAMESPACE IF NOT EXISTS " + db());
+    console.run(
+        "CREATE TABLE " + db() + ".bronze_orders USING iceberg AS\nSELECT * FROM json.`" + landing.toAbsolutePath() + "`");
+    console.run("SELECT COUNT(*) AS total_orders FROM " + db() + ".bronze_orders");
+    console.run(
+        "SELECT category, SUM(amount) AS total_revenue\nFROM " + db()
+            + ".bronze_orders\nGROUP BY category\nORDER BY total_revenue DESC");
+
+    console.say("\nSilver: the Glue job's cleaning as one materialized view.");
+    console.run(
+        "CREATE MATERIALIZED VIEW " + db() + ".silver_orders\n"
+            + "COMMENT 'Silver: deduplicated, typed and normalized orders'\nAS\n"
+            + String.format(SILVER_QUERY, catalog));
+    console.run("SELECT COUNT(*) AS silver_orders FROM " + db() + ".silver_orders");
+    console.run("SELECT DISTINCT category FROM " + db() + ".silver_orders ORDER BY category");
+
+    console.say("\nGold: revenue by category and customer lifetime value, on completed orders.");
+    console.run(
+        "CREATE MATERIALIZED VIEW " + db() + ".revenue_by_category AS\n"
+            + "SELECT category, SUM(amount) AS total_revenue, COUNT(order_id) AS order_count,\n"
+            + "       AVG(amount) AS avg_order_value\n"
+            + "FROM " + db() + ".silver_orders\nWHERE status = 'completed'\nGROUP BY category");
+    console.run(
+        "CREATE MATERIALIZED VIEW " + db() + ".customer_ltv AS\n"
+            + "SELECT customer_id, SUM(amount) AS total_spend, COUNT(order_id) AS total_orders,\n"
+            + "       AVG(amount) AS avg_order_value\n"
+            + "FROM " + db() + ".silver_orders\nWHERE status = 'completed'\nGROUP BY customer_id");
+    console.run(
+        "SELECT category, total_revenue, order_count\nFROM " + db()
+            + ".revenue_by_category\nORDER BY total_revenue DESC");
+
+    console.say("\nBronze vs Gold: duplicates inflate the raw revenue.");
+    console.run(
+        "SELECT (SELECT SUM(amount) FROM " + db() + ".bronze_orders WHERE status = 'completed') AS bronze_revenue,\n"
+            + "       (SELECT SUM(total_revenue) FROM " + db() + ".revenue_by_category) AS gold_revenue");
+    console.run(
+        "SELECT customer_id, total_spend, total_orders, avg_order_value\nFROM " + db()
+            + ".customer_ltv\nORDER BY total_spend DESC\nLIMIT 5");
+    return orders;
+  }
+}
