@@ -17,7 +17,9 @@ import org.jline.terminal.Terminal;
 import org.jline.terminal.TerminalBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code floe sql}: a SQL shell, or the statements of {@code -e} or {@code -f}. */
 @Command(
@@ -29,6 +31,8 @@ import picocli.CommandLine.Option;
     })
 final class SqlCommand implements Callable<Integer> {
   @Mixin LakehouseOptions lakehouse = new LakehouseOptions();
+
+  @Spec CommandSpec spec;
 
   @Option(names = {"-e", "--execute"}, paramLabel = "SQL", description = "Statements to run, separated by ';'.")
   String statements;
@@ -50,20 +54,21 @@ final class SqlCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     OutputFormat outputFormat = OutputFormat.parse(format);
     if (statements != null && file != null) {
-      System.err.println("Error: give either -e or -f, not both");
+      spec.commandLine().getErr().println("Error: give either -e or -f, not both");
       return 2;
     }
     String script = statements;
     if (file != null) {
       if (!Files.isReadable(file)) {
-        System.err.println("Error: cannot read SQL file " + file);
+        spec.commandLine().getErr().println("Error: cannot read SQL file " + file);
         return 2;
       }
       script = Files.readString(file, StandardCharsets.UTF_8);
     }
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     SparkSession spark = lakehouse.startSession(warehouse);
-    StatementRunner runner = new StatementRunner(spark, System.out, System.err, outputFormat, !noTiming);
+    StatementRunner runner = new StatementRunner(
+            spark, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming);
     if (script != null) {
       return runner.runScript(script) ? 0 : 1;
     }

@@ -3,7 +3,7 @@ package io.floe.cli;
 import io.floe.cli.output.OutputFormat;
 import io.floe.cli.output.ResultFormatter;
 import io.floe.sql.SqlScript;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -19,12 +19,12 @@ final class StatementRunner {
   private static final Logger LOG = LoggerFactory.getLogger(StatementRunner.class);
 
   private final SparkSession spark;
-  private final PrintStream out;
-  private final PrintStream err;
+  private final PrintWriter out;
+  private final PrintWriter err;
   private final OutputFormat format;
   private final boolean timing;
 
-  StatementRunner(SparkSession spark, PrintStream out, PrintStream err, OutputFormat format, boolean timing) {
+  StatementRunner(SparkSession spark, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing) {
     this.spark = spark;
     this.out = out;
     this.err = err;
@@ -58,7 +58,7 @@ final class StatementRunner {
       }
       out.flush();
       return true;
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // Spark's AnalysisException is a checked exception thrown unchecked
       LOG.error("Statement failed: {}", sql, e);
       err.println("Error: " + errorLine(e));
       err.flush();

@@ -1,0 +1,114 @@
+package io.floe.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.floe.spark.SharedSpark;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code floe sql} in-process, on the shared test lakehouse. */
+class SqlCommandTest {
+  private static String ns;
+
+  @BeforeAll
+  static void createNamespace() {
+    ns = SharedSpark.freshNamespace("cli");
+  }
+
+  private record Run(int exitCode, String out, String err) {}
+
+  private static Run floe(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cmd = Floe.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    String[] all = new String[args.length + 2];
+    all[0] = "sql";
+    all[1] = "--warehouse=" + SharedSpark.warehouse();
+    System.arraycopy(args, 0, all, 2, args.length);
+    int code = cmd.execute(all);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void executesStatementsAndPrintsAnAlignedTable() {
+    Run run =
+        floe(
+            "-e",
+            "CREATE TABLE lake." + ns + ".cities (name STRING, pop INT); "
+                + "INSERT INTO lake." + ns + ".cities VALUES ('Osaka', 2), ('Tokyo', 14); "
+                + "SELECT name, pop FROM lake." + ns + ".cities ORDER BY name");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .isEqualTo(
+            "+-----+---+\n"
+                + "|name |pop|\n"
+                + "+-----+---+\n"
+                + "|Osaka|2  |\n"
+                + "|Tokyo|14 |\n"
+                + "+-----+---+\n");
+    assertThat(run.err()).contains("(2 rows, ");
+  }
+
+  @Test
+  void printsCsvAndJson() {
+    floe("-e", "CREATE TABLE lake." + ns + ".fmt (k STRING, v INT); INSERT INTO lake." + ns + ".fmt VALUES ('a,b', 1), ('c', NULL)");
+    Run csv = floe("--format", "csv", "--no-timing", "-e", "SELECT k, v FROM lake." + ns + ".fmt ORDER BY k");
+    assertThat(csv.out()).isEqualTo("k,v\n\"a,b\",1\nc,\n");
+    Run json = floe("--format", "json", "--no-timing", "-e", "SELECT k, v FROM lake." + ns + ".fmt ORDER BY k");
+    assertThat(json.out()).isEqualTo("{\"k\":\"a,b\",\"v\":1}\n{\"k\":\"c\",\"v\":null}\n");
+  }
+
+  @Test
+  void failingStatementPrintsOneLineNamingTheObjectAndExitsNonZero() {
+    Run run = floe("-e", "SELECT * FROM lake." + ns + ".no_such_table");
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err().strip().lines()).hasSize(1);
+    assertThat(run.err()).startsWith("Error: ").contains("no_such_table").doesNotContain("\tat ");
+  }
+
+  @Test
+  void refusedMaterializedViewPrintsFloesMessage() {
+    floe("-e", "CREATE TABLE lake." + ns + ".src (x INT)");
+    Run run = floe("-e", "CREATE MATERIALIZED VIEW lake." + ns + ".r AS SELECT x, rand() AS r FROM lake." + ns + ".src");
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err().strip())
+        .isEqualTo(
+            "Error: Cannot create materialized view lake." + ns
+                + ".r: its definition calls the non-deterministic function rand(); a materialized view must give the same rows for the same source data");
+  }
+
+  @Test
+  void runsAScriptFileAndStopsAtTheFirstFailure(@TempDir Path dir) throws IOException {
+    Path script = dir.resolve("script.sql");
+    Files.writeString(
+        script,
+        "-- a comment; with a semicolon\n"
+            + "CREATE TABLE lake." + ns + ".script_t (s STRING);\n"
+            + "INSERT INTO lake." + ns + ".script_t VALUES ('x;y');\n"
+            + "SELECT * FROM lake." + ns + ".missing;\n"
+            + "INSERT INTO lake." + ns + ".script_t VALUES ('never');\n");
+    Run run = floe("-f", script.toString());
+    assertThat(run.exitCode()).isEqualTo(1);
+    Run check = floe("--format", "csv", "--no-timing", "-e", "SELECT s FROM lake." + ns + ".script_t");
+    assertThat(check.out()).isEqualTo("s\nx;y\n");
+  }
+
+  @Test
+  void threePartNamesAndUseWork() {
+    Run run =
+        floe(
+            "--format", "csv", "--no-timing", "-e",
+            "USE lake." + ns + "; CREATE TABLE used_t (i INT); INSERT INTO used_t VALUES (7); "
+                + "SELECT i FROM lake." + ns + ".used_t");
+    assertThat(run.out()).isEqualTo("i\n7\n");
+  }
+}
