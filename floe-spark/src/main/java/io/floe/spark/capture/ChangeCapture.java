@@ -1,0 +1,225 @@
+package io.floe.spark.capture;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.SparkSchemaUtil;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.VariantType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Step 2 of the refresh protocol: captures what changed in one Iceberg table between two of its
+ * snapshots as a Z-set, the table's rows with a signed weight ({@link #WEIGHT}). Works the same
+ * for appends, copy-on-write and merge-on-read (position deletes, deletion vectors) changes: only
+ * the data files whose live rows differ are read, at both snapshots, and the two sides are
+ * consolidated so that rows a rewrite left unchanged cancel out.
+ *
+ * <p>When a change cannot be captured incrementally the result is {@link
+ * CapturedChange.Unsupported} with the reason, and the caller refreshes in full.
+ */
+public final class ChangeCapture {
+  /** The weight column of a Z-set: +n rows appeared, −n rows disappeared (BIGINT). */
+  public static final String WEIGHT = "__floe_weight";
+
+  private static final Logger LOG = LoggerFactory.getLogger(ChangeCapture.class);
+  private static final Set<String> APPEND = Set.of(DataOperations.APPEND);
+  private static final Set<String> COMPACTION = Set.of(DataOperations.REPLACE);
+  private static final Set<String> ADDING_ONLY = Set.of(DataOperations.APPEND, DataOperations.REPLACE);
+
+  private final SparkSession spark;
+
+  public ChangeCapture(SparkSession spark) {
+    this.spark = spark;
+  }
+
+  /**
+   * Captures the change of {@code table} after {@code fromSnapshotExclusive} up to {@code
+   * toSnapshotInclusive}. A {@link CapturedChange.Delta}'s Z-set is computed before this returns.
+   *
+   * @param sparkName the table's multi-part Spark name, e.g. {@code `lake`.`ns`.`t`}, used to name
+   *     the table in reasons and logs
+   * @param fromSnapshotExclusive the snapshot the change starts after, or null when the table had
+   *     no snapshot then (every row live at {@code toSnapshotInclusive} is then +1)
+   * @throws IllegalArgumentException when {@code toSnapshotInclusive} is not a snapshot of the table
+   */
+  public CapturedChange capture(
+      Table table, String sparkName, Long fromSnapshotExclusive, long toSnapshotInclusive) {
+    Snapshot to = table.snapshot(toSnapshotInclusive);
+    if (to == null) {
+      throw new IllegalArgumentException(
+          "Snapshot " + toSnapshotInclusive + " is not in the metadata of " + sparkName);
+    }
+    Schema schema = SnapshotUtil.schemaFor(table, toSnapshotInclusive);
+    StructType sparkSchema = SparkSchemaUtil.convert(schema);
+    if (fromSnapshotExclusive != null && fromSnapshotExclusive == toSnapshotInclusive) {
+      return noChange(sparkSchema, List.of(), sparkName);
+    }
+
+    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to);
+    Optional<String> unsupported = range.unsupportedReason();
+    if (unsupported.isPresent()) {
+      LOG.debug("No incremental capture of {}: {}", sparkName, unsupported.get());
+      return new CapturedChange.Unsupported(unsupported.get());
+    }
+    if (fromSnapshotExclusive != null && range.consistsOnlyOf(COMPACTION)) {
+      return noChange(sparkSchema, range.operations(), sparkName);
+    }
+    Optional<String> incomparable = incomparableColumn(sparkSchema);
+    if (incomparable.isPresent()) {
+      LOG.debug("No incremental capture of {}: {}", sparkName, incomparable.get());
+      return new CapturedChange.Unsupported(incomparable.get());
+    }
+
+    TouchedFiles touched;
+    if (fromSnapshotExclusive == null) {
+      touched = TouchedFiles.allAt(table, toSnapshotInclusive);
+    } else if (range.consistsOnlyOf(APPEND)) {
+      touched = TouchedFiles.appendedBetween(table, fromSnapshotExclusive, toSnapshotInclusive);
+    } else {
+      touched = TouchedFiles.differingBetween(table, fromSnapshotExclusive, toSnapshotInclusive);
+    }
+    if (touched.isEmpty()) {
+      return noChange(sparkSchema, range.operations(), sparkName);
+    }
+    ChangeKind kind =
+        fromSnapshotExclusive == null || range.consistsOnlyOf(ADDING_ONLY)
+            ? ChangeKind.APPEND_ONLY
+            : ChangeKind.ROW_LEVEL;
+    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, touched);
+    LOG.debug(
+        "Captured {} change of {} after snapshot {} up to {} ({}): read {} data files at the older and {} at"
+            + " the newer snapshot, {} rows",
+        kind,
+        sparkName,
+        fromSnapshotExclusive,
+        toSnapshotInclusive,
+        range.operations(),
+        touched.atFrom().size(),
+        touched.atTo().size(),
+        touched.recordCount());
+    return new CapturedChange.Delta(zset, kind, touched.recordCount(), range.operations());
+  }
+
+  private CapturedChange.Delta noChange(StructType sparkSchema, List<String> operations, String sparkName) {
+    LOG.debug("No data change in {} ({})", sparkName, operations);
+    Dataset<Row> empty = spark.createDataFrame(List.of(), sparkSchema.add(WEIGHT, DataTypes.LongType, true));
+    return new CapturedChange.Delta(empty, ChangeKind.NONE, 0, operations);
+  }
+
+  /**
+   * Reads the touched files at both sides, weighs them −1 (older) and +1 (newer) and sums the
+   * weights per full row. The result is computed here, because the staged task sets it reads must
+   * be released before returning.
+   */
+  private Dataset<Row> consolidatedRead(Table table, Schema schema, StructType sparkSchema, TouchedFiles touched) {
+    List<Column> columns = new ArrayList<>();
+    for (StructField field : sparkSchema.fields()) {
+      columns.add(functions.col(quoted(field.name())));
+    }
+    List<StagedScan> scans = new ArrayList<>();
+    RuntimeException failure = null;
+    try {
+      Dataset<Row> weighted = null;
+      if (!touched.atFrom().isEmpty()) {
+        StagedScan older = StagedScan.stage(spark, table, schema, touched.atFrom());
+        scans.add(older);
+        weighted = older.rows(columns).withColumn(WEIGHT, functions.lit(-1L));
+      }
+      if (!touched.atTo().isEmpty()) {
+        StagedScan newer = StagedScan.stage(spark, table, schema, touched.atTo());
+        scans.add(newer);
+        Dataset<Row> added = newer.rows(columns).withColumn(WEIGHT, functions.lit(1L));
+        weighted = weighted == null ? added : weighted.union(added);
+      }
+      Dataset<Row> consolidated =
+          weighted
+              .groupBy(columns.toArray(Column[]::new))
+              .agg(functions.sum(WEIGHT).as(WEIGHT))
+              .where(functions.col(WEIGHT).notEqual(0L));
+      // Eager: the staged scans are planned and read now, so they can be released below, and the
+      // caller can read the Z-set as often as it needs without reading the table again.
+      return consolidated.localCheckpoint(true);
+    } catch (RuntimeException e) {
+      failure = e;
+      throw e;
+    } finally {
+      release(scans, failure);
+    }
+  }
+
+  /**
+   * Closes every scan. A failure to close is added to the read's failure, if any, so it does not
+   * hide it, and thrown otherwise.
+   */
+  private static void release(List<StagedScan> scans, RuntimeException readFailure) {
+    RuntimeException closeFailure = null;
+    for (StagedScan scan : scans) {
+      try {
+        scan.close();
+      } catch (RuntimeException e) {
+        if (readFailure != null) {
+          readFailure.addSuppressed(e);
+        } else if (closeFailure == null) {
+          closeFailure = e;
+        } else {
+          closeFailure.addSuppressed(e);
+        }
+      }
+    }
+    if (closeFailure != null) {
+      throw closeFailure;
+    }
+  }
+
+  /** Consolidation groups by every column; Spark cannot group maps (or variants). */
+  private static Optional<String> incomparableColumn(StructType sparkSchema) {
+    for (StructField field : sparkSchema.fields()) {
+      Optional<DataType> incomparable = incomparableType(field.dataType());
+      if (incomparable.isPresent()) {
+        return Optional.of(
+            "column " + field.name() + " of type " + incomparable.get().typeName() + " cannot be compared");
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<DataType> incomparableType(DataType type) {
+    if (type instanceof MapType || type instanceof VariantType) {
+      return Optional.of(type);
+    }
+    if (type instanceof ArrayType array) {
+      return incomparableType(array.elementType());
+    }
+    if (type instanceof StructType struct) {
+      for (StructField field : struct.fields()) {
+        Optional<DataType> nested = incomparableType(field.dataType());
+        if (nested.isPresent()) {
+          return nested;
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static String quoted(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+}

@@ -1,0 +1,67 @@
+package io.floe.spark.ivm;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * How a storage table keeps a materialized view's rows, so that a refresh can change them in place.
+ * Hidden bookkeeping columns start with {@value #HIDDEN_PREFIX}; readers in a Floe session never
+ * see them, and the view itself (what other engines read) has only the MV's columns.
+ *
+ * <ul>
+ *   <li>{@link #PLAIN}: the rows as the definition returns them; refreshed in full only.
+ *   <li>{@link #ROWS}: one storage row per distinct MV row, with its multiplicity ({@value
+ *       #COUNT}) and a hash of its values ({@value #KEY}) to find it again.
+ *   <li>{@link #GROUPS}: one storage row per group of an aggregate MV, with the group's source row
+ *       count ({@value #COUNT}) and, for every SUM column, the count of its non-null inputs.
+ * </ul>
+ */
+public enum StorageLayout {
+  PLAIN,
+  ROWS,
+  GROUPS;
+
+  /** View property holding the layout name. */
+  public static final String PROPERTY = "floe.storage-layout";
+
+  public static final String HIDDEN_PREFIX = "__floe_";
+  public static final String COUNT = "__floe_count";
+  public static final String KEY = "__floe_key";
+
+  /** The hidden count of non-null inputs of the SUM in output column {@code position}. */
+  public static String nonNullCount(int position) {
+    return HIDDEN_PREFIX + "nn_" + position;
+  }
+
+  public static boolean isHidden(String column) {
+    return column.startsWith(HIDDEN_PREFIX);
+  }
+
+  /** A query reading the MV's rows from {@code tableReference}, a Spark table reference. */
+  public String readSql(String tableReference, List<String> viewColumns) {
+    String columns = viewColumns.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
+    if (this == ROWS) {
+      return "SELECT " + columns + " FROM " + tableReference + " AS __floe_s"
+          + " LATERAL VIEW explode(array_repeat(0, CAST(" + COUNT + " AS INT))) __floe_x AS __floe_r";
+    }
+    return "SELECT " + columns + " FROM " + tableReference;
+  }
+
+  /** Hidden columns of this layout for an MV with the given SUM column positions. */
+  public List<String> hiddenColumns(List<Integer> sumPositions) {
+    List<String> hidden = new ArrayList<>();
+    if (this == ROWS) {
+      hidden.add(COUNT);
+      hidden.add(KEY);
+    } else if (this == GROUPS) {
+      hidden.add(COUNT);
+      sumPositions.forEach(p -> hidden.add(nonNullCount(p)));
+    }
+    return hidden;
+  }
+
+  public static String quote(String identifier) {
+    return "`" + identifier.replace("`", "``") + "`";
+  }
+}
