@@ -30,6 +30,8 @@ public final class EmbeddedLakehouse {
     conf.put(prefix + ".uri", "jdbc:sqlite:" + root.resolve("catalog.db"));
     conf.put(prefix + ".jdbc.schema-version", "V1");
     conf.put(prefix + ".warehouse", root.toUri().toString());
+    // Several processes (a server, a shell, a job) share the warehouse: read table state fresh.
+    conf.put(prefix + ".cache-enabled", "false");
     conf.put("spark.sql.defaultCatalog", catalogName);
     // Small local data: few shuffle partitions keep each job's fixed cost low.
     conf.put("spark.sql.shuffle.partitions", "4");

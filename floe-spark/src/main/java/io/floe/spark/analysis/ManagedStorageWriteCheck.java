@@ -4,16 +4,23 @@ import io.floe.FloeException;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.spark.refresh.StorageWriteGuard;
 import org.apache.iceberg.spark.source.SparkTable;
-import org.apache.spark.sql.catalyst.analysis.NamedRelation;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.write.RowLevelOperationTable;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
 
 /**
  * Refuses writes to the storage table of a MANAGED materialized view, except the refresh's own
- * commit. Runs on analyzed plans, where every write has become a V2 write command.
+ * commit. Runs on analyzed plans, where INSERT has become a V2 write command and DELETE, UPDATE
+ * and MERGE have become row-level writes (a V2 write command on a {@link RowLevelOperationTable})
+ * or, for tables without row-level support, stayed row-level commands.
  */
 public final class ManagedStorageWriteCheck extends AbstractFunction1<LogicalPlan, BoxedUnit> {
   @Override
@@ -21,22 +28,35 @@ public final class ManagedStorageWriteCheck extends AbstractFunction1<LogicalPla
     plan.foreach(
         node -> {
           if (node instanceof V2WriteCommand) {
-            check(((V2WriteCommand) node).table());
+            check((LogicalPlan) ((V2WriteCommand) node).table());
+          } else if (node instanceof DeleteFromTable) {
+            check(((DeleteFromTable) node).table());
+          } else if (node instanceof UpdateTable) {
+            check(((UpdateTable) node).table());
+          } else if (node instanceof MergeIntoTable) {
+            check(((MergeIntoTable) node).targetTable());
           }
           return BoxedUnit.UNIT;
         });
     return BoxedUnit.UNIT;
   }
 
-  private static void check(NamedRelation target) {
+  private static void check(LogicalPlan target) {
+    while (target instanceof SubqueryAlias) {
+      target = ((SubqueryAlias) target).child();
+    }
     if (!(target instanceof DataSourceV2Relation)) {
       return;
     }
-    DataSourceV2Relation relation = (DataSourceV2Relation) target;
-    if (!(relation.table() instanceof SparkTable)) {
+    Table written = ((DataSourceV2Relation) target).table();
+    // DELETE, UPDATE and MERGE write through a wrapper around the Iceberg table.
+    if (written instanceof RowLevelOperationTable) {
+      written = ((RowLevelOperationTable) written).table();
+    }
+    if (!(written instanceof SparkTable)) {
       return;
     }
-    SparkTable table = (SparkTable) relation.table();
+    SparkTable table = (SparkTable) written;
     var properties = table.table().properties();
     String owner = properties.get(MaterializedViewProperties.MATERIALIZED_VIEW);
     if (owner != null

@@ -4,13 +4,11 @@ import io.floe.FloeException;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.iceberg.spark.SparkSchemaUtil;
-import org.apache.spark.sql.catalyst.AliasIdentifier;
 import org.apache.spark.sql.catalyst.analysis.GetColumnByOrdinal;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -20,8 +18,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -93,18 +89,8 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
     }
   }
 
-  /** The storage table under the view's name, showing the view's columns only. */
-  static LogicalPlan storageRead(List<String> nameAsWritten, MaterializedView mv) {
-    List<NamedExpression> columns = new ArrayList<>();
-    for (StructField field : SparkSchemaUtil.convert(mv.view().schema()).fields()) {
-      columns.add(UnresolvedAttribute.quoted(field.name()));
-    }
-    LogicalPlan storage =
-        new UnresolvedRelation(Scala.seq(mv.storageName().parts()), CaseInsensitiveStringMap.empty(), false);
-    return new SubqueryAlias(
-        new AliasIdentifier(
-            nameAsWritten.get(nameAsWritten.size() - 1),
-            Scala.seq(nameAsWritten.subList(0, nameAsWritten.size() - 1))),
-        new Project(Scala.seq(columns), storage));
+  /** The storage table under the view's name, showing the view's rows and columns only. */
+  private LogicalPlan storageRead(List<String> nameAsWritten, MaterializedView mv) {
+    return new SourcePinning(spark).materializedViewRead(nameAsWritten, mv, Optional.empty());
   }
 }

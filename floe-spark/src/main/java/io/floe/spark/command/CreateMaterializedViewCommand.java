@@ -3,6 +3,9 @@ package io.floe.spark.command;
 import io.floe.FloeException;
 import io.floe.graph.DependencyGraph;
 import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshPolicy;
+import io.floe.spark.ivm.DefinitionShape;
+import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.DefinitionValidator;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -87,23 +90,30 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
 
     PinnedDefinition pinned;
     StructType schema;
+    DefinitionShape shape;
     try {
       pinned = pinning.pin(statement.query(), defaultCatalog, defaultNamespace);
       Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
       DefinitionValidator.checkDeterministic(name.toString(), rows.queryExecution().analyzed());
       schema = rows.schema();
+      shape = DefinitionShape.of(pinned.parsed(), rows.queryExecution().analyzed());
     } catch (FloeException e) {
       throw new FloeException("Cannot create materialized view " + name + ": " + stripPrefix(e.getMessage()), e);
-    } catch (RuntimeException e) {
+    } catch (Exception e) {
+      // Catch Exception, not RuntimeException: Spark's AnalysisException (unknown column, type
+      // errors) is a checked exception that Scala code throws undeclared.
       throw new FloeException(
           "Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
     }
     StructType viewSchema = applyColumnList(name, schema);
+    StorageLayout layout = chooseLayout(name, shape);
 
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
     if (existing.isPresent()) {
       storage = existing.get().storageName();
       name.catalog().dropTable(storage.identifier(), true);
+      // Spark's catalog caches tables; without this its CREATE TABLE below sees the dropped one.
+      catalog.invalidateSparkCache(storage);
     } else if (name.catalog().tableExists(storage.identifier())) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -112,7 +122,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
               + storage
               + " is taken by a table; rename or drop that table");
     }
-    createStorageTable(spark, name, storage, viewSchema);
+    createStorageTable(spark, name, storage, withHiddenColumns(viewSchema, layout, shape));
     try {
       views
           .buildView(name.identifier())
@@ -120,7 +130,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
           .withQuery(MaterializedView.DIALECT, statement.query())
           .withDefaultCatalog(defaultCatalog)
           .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
-          .withProperties(viewProperties(storage, schema, pinned))
+          .withProperties(viewProperties(storage, schema, pinned, layout))
           .createOrReplace();
     } catch (RuntimeException e) {
       name.catalog().dropTable(storage.identifier(), true);
@@ -131,7 +141,16 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
       return List.of();
     }
     MaterializedView created = catalog.loadExisting(name, "refresh");
-    return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+    try {
+      return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+    } catch (RuntimeException e) {
+      // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A
+      // replaced view keeps its new definition: its old storage is already gone.
+      if (existing.isEmpty()) {
+        MaterializedViewDrop.drop(catalog, created);
+      }
+      throw e;
+    }
   }
 
   /** Refuses a definition that reads itself, directly or through other materialized views. */
@@ -192,6 +211,10 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
   private void createStorageTable(SparkSession spark, ResolvedName mv, ResolvedName storage, StructType schema) {
     Map<String, String> properties = new LinkedHashMap<>();
     properties.put("format-version", "2");
+    // Refreshes change few rows of a large table: write deletes as delete files, not rewrites.
+    properties.put("write.delete.mode", "merge-on-read");
+    properties.put("write.update.mode", "merge-on-read");
+    properties.put("write.merge.mode", "merge-on-read");
     properties.putAll(statement.tableProperties());
     properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));
@@ -212,14 +235,49 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
     ddl.append(")");
     try {
       spark.sql(ddl.toString());
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
       throw new FloeException(
           "Cannot create materialized view " + mv + ": cannot create its storage table: " + firstLine(e.getMessage()), e);
     }
   }
 
-  private Map<String, String> viewProperties(ResolvedName storage, StructType querySchema, PinnedDefinition pinned) {
+  /**
+   * The storage layout: the one the definition's shape needs for incremental refresh, or plain
+   * rows when the MV is refreshed in full only.
+   */
+  private StorageLayout chooseLayout(ResolvedName name, DefinitionShape shape) {
+    RefreshPolicy policy = statement.refreshPolicy().orElse(RefreshPolicy.AUTO);
+    if (policy == RefreshPolicy.FULL) {
+      return StorageLayout.PLAIN;
+    }
+    if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
+      if (policy == RefreshPolicy.INCREMENTAL) {
+        throw new FloeException(
+            "Cannot create materialized view " + name + " with REFRESH POLICY INCREMENTAL: " + shape.reason());
+      }
+      return StorageLayout.PLAIN;
+    }
+    return shape.layout();
+  }
+
+  private static StructType withHiddenColumns(StructType viewSchema, StorageLayout layout, DefinitionShape shape) {
+    for (StructField field : viewSchema.fields()) {
+      if (StorageLayout.isHidden(field.name())) {
+        throw new FloeException(
+            "Column " + field.name() + " uses the prefix " + StorageLayout.HIDDEN_PREFIX + ", which Floe reserves for its bookkeeping columns");
+      }
+    }
+    StructType storage = viewSchema;
+    for (String hidden : layout.hiddenColumns(shape.sumPositions())) {
+      storage = storage.add(hidden, org.apache.spark.sql.types.DataTypes.LongType);
+    }
+    return storage;
+  }
+
+  private Map<String, String> viewProperties(
+      ResolvedName storage, StructType querySchema, PinnedDefinition pinned, StorageLayout layout) {
     Map<String, String> properties = new LinkedHashMap<>();
+    properties.put(StorageLayout.PROPERTY, layout.name());
     properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
     properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));

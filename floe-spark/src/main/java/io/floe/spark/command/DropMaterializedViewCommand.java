@@ -57,7 +57,7 @@ public final class DropMaterializedViewCommand extends FloeCommand {
     List<MaterializedView> toDrop = new ArrayList<>(readers);
     Collections.reverse(toDrop);
     toDrop.add(mv.get());
-    toDrop.forEach(MaterializedViewDrop::drop);
+    toDrop.forEach(view -> MaterializedViewDrop.drop(catalog, view));
     return List.of();
   }
 }

@@ -2,6 +2,7 @@ package io.floe.spark.command;
 
 import io.floe.FloeException;
 import io.floe.mv.MaterializedViewProperties;
+import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
@@ -18,6 +19,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
+import scala.collection.immutable.Seq;
 
 /**
  * {@code DROP TABLE} with the materialized views that read the table in mind: refuses while any
@@ -37,6 +39,12 @@ public final class DropTableCommand extends FloeCommand {
   @Override
   protected Object statement() {
     return statement;
+  }
+
+  /** Spark copies plan nodes through their constructor; the planned drop is its second argument. */
+  @Override
+  public Seq<Object> otherCopyArgs() {
+    return Scala.seq(List.<Object>of(sparkDrop));
   }
 
   @Override
@@ -86,7 +94,7 @@ public final class DropTableCommand extends FloeCommand {
       List<MaterializedView> ordered = new ArrayList<>(toDrop.values());
       // Readers of readers were added after their sources; drop them first.
       Collections.reverse(ordered);
-      ordered.forEach(MaterializedViewDrop::drop);
+      ordered.forEach(view -> MaterializedViewDrop.drop(catalog, view));
     }
     Dataset.ofRows(spark, sparkDrop);
     return List.of();

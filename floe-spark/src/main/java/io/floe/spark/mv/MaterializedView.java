@@ -76,6 +76,19 @@ public final class MaterializedView {
     return view.currentVersion().versionId();
   }
 
+  /** How the storage table keeps the rows. */
+  public io.floe.spark.ivm.StorageLayout layout() {
+    String layout = view.properties().get(io.floe.spark.ivm.StorageLayout.PROPERTY);
+    return layout == null ? io.floe.spark.ivm.StorageLayout.PLAIN : io.floe.spark.ivm.StorageLayout.valueOf(layout);
+  }
+
+  /** The view's column names, in order. */
+  public List<String> viewColumns() {
+    List<String> columns = new ArrayList<>();
+    view.schema().columns().forEach(c -> columns.add(c.name()));
+    return columns;
+  }
+
   /** The definition's query, as written. */
   public String query() {
     SQLViewRepresentation sql = view.sqlFor(DIALECT);

@@ -7,7 +7,12 @@ import io.floe.mv.RefreshStateParser;
 import io.floe.mv.SourceState;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.ivm.DefinitionShape;
+import io.floe.spark.ivm.IncrementalRefresh;
+import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.MaterializedView;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -55,10 +60,10 @@ public final class RefreshExecutor {
       MaterializedView current = catalog.loadExisting(mv.name(), "refresh");
       try {
         return refreshOnce(current, full);
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> conflict = commitConflict(e);
         if (conflict.isEmpty() || attempt >= MAX_ATTEMPTS) {
-          throw e;
+          throw namingTheView(current, e);
         }
         LOG.info("Refresh of {} lost a commit race (attempt {}), retrying: {}", mv, attempt, conflict.get().getMessage());
       }
@@ -94,10 +99,38 @@ public final class RefreshExecutor {
           readSnapshot.map(Snapshot::snapshotId).orElse(null));
     }
 
-    String reason = fullRefreshReason(mv, recorded, full);
     RefreshState state = new RefreshState(mv.versionId(), start, after);
     String stateJson = RefreshStateParser.toJson(state);
-    Dataset<Row> rows = analyze(mv, pinned);
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzedDefinition(mv, pinned));
+    String reason = fullRefreshReason(mv, recorded, full);
+    if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
+      Optional<String> notIncremental = incrementalBlocker(mv, shape);
+      if (notIncremental.isPresent()) {
+        reason = notIncremental.get();
+      } else {
+        IncrementalRefresh.Outcome outcome =
+            new IncrementalRefresh(spark)
+                .refresh(mv, storage, readSnapshot.get(), recorded.get(), pinned, shape, stateJson);
+        if (outcome instanceof IncrementalRefresh.Applied) {
+          IncrementalRefresh.Applied applied = (IncrementalRefresh.Applied) outcome;
+          return new RefreshResult(
+              mv.name().toString(),
+              RefreshType.INCREMENTAL,
+              applied.reason(),
+              before,
+              after,
+              applied.rowsRead(),
+              applied.rowsWritten(),
+              applied.rowsRemoved(),
+              start,
+              System.currentTimeMillis() - start,
+              applied.snapshotId());
+        }
+        reason = ((IncrementalRefresh.Fallback) outcome).reason();
+      }
+    }
+    String fullReason = reason;
+    Dataset<Row> rows = storageRows(mv, shape, pinned);
 
     String storageName = mv.storageName().quoted();
     StorageWriteGuard.allowWritesTo(
@@ -107,7 +140,7 @@ public final class RefreshExecutor {
               rows.writeTo(storageName)
                   .option("snapshot-property." + RefreshState.SUMMARY_KEY, stateJson)
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.FULL.name())
-                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, reason);
+                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, fullReason);
           if (readSnapshot.isPresent()) {
             writer =
                 writer
@@ -134,7 +167,7 @@ public final class RefreshExecutor {
     return new RefreshResult(
         mv.name().toString(),
         RefreshType.FULL,
-        reason,
+        fullReason,
         before,
         after,
         rowsRead,
@@ -145,15 +178,84 @@ public final class RefreshExecutor {
         committed.snapshotId());
   }
 
+  /** Why this MV cannot be refreshed incrementally now, if it cannot. */
+  private Optional<String> incrementalBlocker(MaterializedView mv, DefinitionShape shape) {
+    if (mv.refreshPolicy() == io.floe.mv.RefreshPolicy.FULL) {
+      return Optional.of("refresh policy is FULL");
+    }
+    if (!Boolean.parseBoolean(spark.conf().get(INCREMENTAL_ENABLED, "true"))) {
+      return Optional.of("incremental refresh is disabled (" + INCREMENTAL_ENABLED + "=false)");
+    }
+    if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
+      return Optional.of(shape.reason());
+    }
+    if (mv.layout() != shape.layout()) {
+      return Optional.of("the storage table was created for full refreshes (" + mv.layout() + " layout)");
+    }
+    return Optional.empty();
+  }
+
+  /** The rows of the storage table for a full refresh, with the hidden columns its layout keeps. */
+  private Dataset<Row> storageRows(MaterializedView mv, DefinitionShape shape, PinnedDefinition pinned) {
+    Dataset<Row> rows = analyze(mv, pinned);
+    switch (mv.layout()) {
+      case ROWS:
+        Column[] columns = mv.viewColumns().stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
+        return (Dataset<Row>)
+            rows.groupBy(columns)
+                .agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT))
+                .withColumn(StorageLayout.KEY, functions.xxhash64(columns));
+      case GROUPS:
+        if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
+          throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
+        }
+        LogicalPlan augmented =
+            pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
+        List<String> storageColumns = new java.util.ArrayList<>(mv.viewColumns());
+        storageColumns.addAll(StorageLayout.GROUPS.hiddenColumns(shape.sumPositions()));
+        try {
+          return Dataset.ofRows(spark, augmented).toDF(storageColumns.toArray(new String[0]));
+        } catch (RuntimeException e) {
+          throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+        }
+      default:
+        return rows;
+    }
+  }
+
+  /** Glue's switch for incremental refresh; Floe honours it, and defaults it to on. */
+  public static final String INCREMENTAL_ENABLED = "spark.sql.optimizer.incrementalMVRefresh.enabled";
+
+  /** The pinned definition's analyzed plan, before any renaming to the view's columns. */
+  private LogicalPlan analyzedDefinition(MaterializedView mv, PinnedDefinition pinned) {
+    try {
+      return Dataset.ofRows(spark, pinned.plan()).queryExecution().analyzed();
+    } catch (RuntimeException e) {
+      throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+    }
+  }
+
   /** Analyzes the pinned definition, naming the MV in any error. */
   Dataset<Row> analyze(MaterializedView mv, PinnedDefinition pinned) {
     try {
       String[] columns =
           org.apache.iceberg.spark.SparkSchemaUtil.convert(mv.view().schema()).fieldNames();
       return Dataset.ofRows(spark, pinned.plan()).toDF(columns);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
       throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
     }
+  }
+
+  /**
+   * The failure with the view's name in front: a failure while computing or committing the rows
+   * (a bad cast under ANSI mode, a commit race lost too often) otherwise says nothing about which
+   * view failed.
+   */
+  private static FloeException namingTheView(MaterializedView mv, Exception e) {
+    if (e instanceof FloeException && e.getMessage() != null && e.getMessage().contains(mv.toString())) {
+      return (FloeException) e;
+    }
+    return new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
   }
 
   private static String fullRefreshReason(MaterializedView mv, Optional<RefreshState> recorded, boolean full) {

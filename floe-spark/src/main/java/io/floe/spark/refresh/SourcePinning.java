@@ -19,16 +19,12 @@ import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
-import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
-import org.apache.spark.sql.types.StructField;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -80,11 +76,51 @@ public final class SourcePinning {
 
   /** Pins the current snapshot of every source of {@code query}. */
   public PinnedDefinition pin(String query, String defaultCatalog, List<String> defaultNamespace) {
-    LogicalPlan parsed = parse(query);
+    return pin(parse(query), defaultCatalog, defaultNamespace);
+  }
+
+  /** Pins the current snapshot of every source of a parsed definition. */
+  public PinnedDefinition pin(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
     Map<String, Source> sources = new LinkedHashMap<>();
     for (ResolvedName name : sourceNames(parsed, defaultCatalog, defaultNamespace)) {
       sources.put(name.toString(), pinSource(name));
     }
+    LogicalPlan pinned =
+        substitute(parsed, defaultCatalog, defaultNamespace, (parts, name) -> pinnedRead(parts, sources.get(name.toString())));
+    return new PinnedDefinition(parsed, pinned, new ArrayList<>(sources.values()));
+  }
+
+  /** Rewrites {@code parsed} to read the sources already pinned in {@code pins}. */
+  public LogicalPlan readPinned(
+      LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, List<Source> pins) {
+    Map<String, Source> sources = new LinkedHashMap<>();
+    pins.forEach(source -> sources.put(source.name().toString(), source));
+    return substitute(
+        parsed,
+        defaultCatalog,
+        defaultNamespace,
+        (parts, name) -> {
+          Source source = sources.get(name.toString());
+          if (source == null) {
+            throw new IllegalStateException("Source " + name + " was not pinned");
+          }
+          return pinnedRead(parts, source);
+        });
+  }
+
+  /** Builds the plan that replaces one source reference. */
+  @FunctionalInterface
+  public interface Replacement {
+    /**
+     * @param referenceParts the name as the definition wrote it
+     * @param name the name resolved
+     */
+    LogicalPlan replace(List<String> referenceParts, ResolvedName name);
+  }
+
+  /** Replaces every source reference of a parsed definition, CTE references excepted. */
+  public LogicalPlan substitute(
+      LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, Replacement replacement) {
     Set<String> cteNames = new HashSet<>();
     parsed.foreachWithSubqueries(
         node -> {
@@ -94,25 +130,22 @@ public final class SourcePinning {
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
-    LogicalPlan pinned =
-        parsed.transformUpWithSubqueries(
-            new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
-              @Override
-              public boolean isDefinedAt(LogicalPlan node) {
-                return node instanceof UnresolvedRelation;
-              }
+    return parsed.transformUpWithSubqueries(
+        new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
+          @Override
+          public boolean isDefinedAt(LogicalPlan node) {
+            return node instanceof UnresolvedRelation;
+          }
 
-              @Override
-              public LogicalPlan apply(LogicalPlan node) {
-                List<String> parts = Scala.list(((UnresolvedRelation) node).multipartIdentifier());
-                if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
-                  return node;
-                }
-                ResolvedName name = catalog.resolve(parts, defaultCatalog, defaultNamespace);
-                return pinnedRead(parts, sources.get(name.toString()));
-              }
-            });
-    return new PinnedDefinition(parsed, pinned, new ArrayList<>(sources.values()));
+          @Override
+          public LogicalPlan apply(LogicalPlan node) {
+            List<String> parts = Scala.list(((UnresolvedRelation) node).multipartIdentifier());
+            if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
+              return node;
+            }
+            return replacement.replace(parts, catalog.resolve(parts, defaultCatalog, defaultNamespace));
+          }
+        });
   }
 
   private Source pinSource(ResolvedName name) {
@@ -140,29 +173,36 @@ public final class SourcePinning {
   }
 
   /** A read of the source at its pinned snapshot, under the name the definition used. */
-  private static LogicalPlan pinnedRead(List<String> referenceParts, Source source) {
-    ResolvedName tableName =
-        source.materializedView().map(MaterializedView::storageName).orElse(source.name());
+  private LogicalPlan pinnedRead(List<String> referenceParts, Source source) {
+    if (source.materializedView().isPresent()) {
+      return materializedViewRead(
+          source.name().parts(), source.materializedView().get(), source.snapshot().map(s -> s.snapshotId()));
+    }
     LogicalPlan read =
-        new UnresolvedRelation(Scala.seq(tableName.parts()), CaseInsensitiveStringMap.empty(), false);
+        new UnresolvedRelation(Scala.seq(source.name().parts()), CaseInsensitiveStringMap.empty(), false);
     if (source.snapshot().isPresent()) {
       read =
           new RelationTimeTravel(
               read, Scala.none(), Scala.some(Long.toString(source.snapshot().get().snapshotId())));
     }
-    if (source.materializedView().isEmpty()) {
-      return read;
+    return read;
+  }
+
+  /**
+   * A read of an MV's rows from its storage table, at a snapshot or the current one, under the
+   * name {@code alias}: the view's columns only, duplicates restored where the layout counts them.
+   */
+  public LogicalPlan materializedViewRead(List<String> alias, MaterializedView mv, Optional<Long> snapshotId) {
+    String reference =
+        mv.storageName().quoted() + snapshotId.map(id -> " VERSION AS OF " + id).orElse("");
+    LogicalPlan read;
+    try {
+      read = spark.sessionState().sqlParser().parseQuery(mv.layout().readSql(reference, mv.viewColumns()));
+    } catch (Exception e) {
+      throw new FloeException("Cannot read materialized view " + mv + ": " + firstLine(e.getMessage()), e);
     }
-    // An MV source exposes the view's columns only, whatever else its storage table keeps.
-    List<NamedExpression> columns = new ArrayList<>();
-    for (StructField field : org.apache.iceberg.spark.SparkSchemaUtil.convert(
-        source.materializedView().get().view().schema()).fields()) {
-      columns.add(UnresolvedAttribute.quoted(field.name()));
-    }
-    List<String> alias = source.name().parts();
     return new SubqueryAlias(
-        new AliasIdentifier(alias.get(alias.size() - 1), Scala.seq(alias.subList(0, alias.size() - 1))),
-        new Project(Scala.seq(columns), read));
+        new AliasIdentifier(alias.get(alias.size() - 1), Scala.seq(alias.subList(0, alias.size() - 1))), read);
   }
 
   static String firstLine(String message) {

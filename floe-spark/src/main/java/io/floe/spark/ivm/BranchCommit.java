@@ -1,0 +1,48 @@
+package io.floe.spark.ivm;
+
+import java.util.UUID;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.Table;
+
+/**
+ * Commits a row-level change to a storage table exactly once. The change is written to a private
+ * branch created at the snapshot the refresh read; main is then fast-forwarded to it, which Iceberg
+ * refuses when main has moved since (another refresh won the race), so a delta computed against
+ * one state is never applied to another. The branch is removed either way.
+ */
+final class BranchCommit implements AutoCloseable {
+  private final Table table;
+  private final String branch;
+
+  /** Creates the branch at {@code baseSnapshotId}. */
+  BranchCommit(Table table, long baseSnapshotId) {
+    this.table = table;
+    this.branch = "floe_refresh_" + UUID.randomUUID().toString().replace("-", "");
+    table.manageSnapshots().createBranch(branch, baseSnapshotId).commit();
+  }
+
+  String branch() {
+    return branch;
+  }
+
+  /** The Spark name of the branch for a table named {@code quotedTable}. */
+  String sparkName(String quotedTable) {
+    return quotedTable + ".`branch_" + branch + "`";
+  }
+
+  /** Makes the branch's head main's head; fails if main moved since the branch was created. */
+  long publish() {
+    table.refresh();
+    table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).commit();
+    table.refresh();
+    return table.currentSnapshot().snapshotId();
+  }
+
+  @Override
+  public void close() {
+    table.refresh();
+    if (table.refs().containsKey(branch)) {
+      table.manageSnapshots().removeBranch(branch).commit();
+    }
+  }
+}

@@ -1,0 +1,280 @@
+package io.floe.spark.ivm;
+
+import io.floe.spark.Scala;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAlias;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+
+/**
+ * The incremental shape of a definition: which delta rule maintains it, or why none does.
+ *
+ * <ul>
+ *   <li>LINEAR: filters, projections and generators over one source. Its change is the
+ *       definition applied to the source's inserted rows minus the definition applied to its
+ *       deleted rows.
+ *   <li>AGGREGATE: a GROUP BY over a linear part, every grouping expression selected. COUNT and
+ *       SUM columns are maintained from per-group partial aggregates of the change; other
+ *       aggregates are recomputed for the affected groups only.
+ * </ul>
+ */
+public final class DefinitionShape {
+  /** The delta rule that maintains a definition. */
+  public enum Kind {
+    LINEAR,
+    AGGREGATE,
+    NOT_INCREMENTAL
+  }
+
+  private static final Set<String> LINEAR_NODES =
+      Set.of("Project", "Filter", "SubqueryAlias", "Generate", "DataSourceV2Relation");
+
+  private final Kind kind;
+  private final String reason;
+  private final List<ColumnRole> roles;
+  private final LogicalPlan augmentedParsed;
+
+  private DefinitionShape(Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed) {
+    this.kind = kind;
+    this.reason = reason;
+    this.roles = List.copyOf(roles);
+    this.augmentedParsed = augmentedParsed;
+  }
+
+  private static DefinitionShape notIncremental(String reason) {
+    return new DefinitionShape(Kind.NOT_INCREMENTAL, reason, List.of(), null);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** Why the definition is not incremental; empty for incremental shapes. */
+  public String reason() {
+    return reason;
+  }
+
+  /** The storage layout this shape needs. */
+  public StorageLayout layout() {
+    switch (kind) {
+      case LINEAR:
+        return StorageLayout.ROWS;
+      case AGGREGATE:
+        return StorageLayout.GROUPS;
+      default:
+        return StorageLayout.PLAIN;
+    }
+  }
+
+  /** Roles of the output columns of an AGGREGATE definition, by position. */
+  public List<ColumnRole> roles() {
+    return roles;
+  }
+
+  /** Positions of the SUM columns, which carry a hidden non-null count. */
+  public List<Integer> sumPositions() {
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) == ColumnRole.SUM) {
+        positions.add(i);
+      }
+    }
+    return positions;
+  }
+
+  /** True when some column cannot be maintained from counters, so affected groups are recomputed. */
+  public boolean recomputesGroups() {
+    return roles.contains(ColumnRole.RECOMPUTE);
+  }
+
+  /**
+   * For AGGREGATE: the parsed definition with the hidden aggregates appended to its select list
+   * ({@code count(*)} as {@value StorageLayout#COUNT}, and {@code count(x)} for every {@code
+   * sum(x)}). Otherwise the parsed definition itself.
+   */
+  public Optional<LogicalPlan> augmentedParsed() {
+    return Optional.ofNullable(augmentedParsed);
+  }
+
+  /**
+   * Classifies a definition.
+   *
+   * @param parsed the definition as parsed
+   * @param analyzed the pinned definition, analyzed
+   */
+  public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
+    if (analyzed instanceof Aggregate) {
+      Aggregate aggregate = (Aggregate) analyzed;
+      Optional<String> notLinear = linearProblem(aggregate.child());
+      if (notLinear.isPresent()) {
+        return notIncremental(notLinear.get());
+      }
+      return ofAggregate(parsed, aggregate);
+    }
+    Optional<String> notLinear = linearProblem(analyzed);
+    if (notLinear.isPresent()) {
+      return notIncremental(notLinear.get());
+    }
+    return new DefinitionShape(Kind.LINEAR, "", List.of(), parsed);
+  }
+
+  /** Why {@code plan} is not filters, projections and generators over exactly one source. */
+  private static Optional<String> linearProblem(LogicalPlan plan) {
+    List<String> problems = new ArrayList<>();
+    int[] relations = {0};
+    plan.foreach(
+        node -> {
+          String name = node.getClass().getSimpleName();
+          if (!LINEAR_NODES.contains(name)) {
+            problems.add(operatorName(node) + " is not maintained incrementally yet");
+          }
+          if (node instanceof DataSourceV2Relation) {
+            relations[0]++;
+          }
+          for (Expression expression : Scala.list(node.expressions())) {
+            if (expression.exists(e -> e instanceof SubqueryExpression)) {
+              problems.add("subqueries in expressions are not maintained incrementally yet");
+            }
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    if (!problems.isEmpty()) {
+      return Optional.of(problems.get(0));
+    }
+    if (relations[0] != 1) {
+      return Optional.of("definitions reading " + relations[0] + " sources are not maintained incrementally yet");
+    }
+    return Optional.empty();
+  }
+
+  private static String operatorName(LogicalPlan node) {
+    String name = node.getClass().getSimpleName();
+    switch (name) {
+      case "Join":
+        return "JOIN";
+      case "Aggregate":
+        return "a nested aggregate";
+      case "Window":
+        return "a window function";
+      case "Union":
+        return "UNION";
+      case "Distinct":
+      case "Deduplicate":
+        return "DISTINCT";
+      case "Intersect":
+        return "INTERSECT";
+      case "Except":
+        return "EXCEPT";
+      case "Expand":
+        return "GROUPING SETS / ROLLUP / CUBE";
+      default:
+        return name;
+    }
+  }
+
+  private static DefinitionShape ofAggregate(LogicalPlan parsed, Aggregate aggregate) {
+    List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
+    List<NamedExpression> outputs = Scala.list(aggregate.aggregateExpressions());
+    if (grouping.isEmpty()) {
+      return notIncremental("an aggregate without GROUP BY always has one row, which counters cannot express");
+    }
+    List<ColumnRole> roles = new ArrayList<>();
+    for (NamedExpression output : outputs) {
+      Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
+      if (inner instanceof AggregateExpression) {
+        AggregateExpression call = (AggregateExpression) inner;
+        boolean plain = call.mode() == Complete$.MODULE$ && !call.isDistinct() && call.filter().isEmpty();
+        if (plain && call.aggregateFunction() instanceof Count) {
+          boolean constant =
+              Scala.list(call.aggregateFunction().children()).stream()
+                  .allMatch(c -> c.foldable() && c instanceof Literal && ((Literal) c).value() != null);
+          roles.add(constant ? ColumnRole.COUNT_ROWS : ColumnRole.COUNT_VALUES);
+        } else if (plain && call.aggregateFunction() instanceof Sum) {
+          roles.add(ColumnRole.SUM);
+        } else {
+          roles.add(ColumnRole.RECOMPUTE);
+        }
+      } else if (inner.exists(e -> e instanceof AggregateExpression)) {
+        roles.add(ColumnRole.RECOMPUTE);
+      } else if (grouping.stream().anyMatch(g -> g.semanticEquals(inner))) {
+        roles.add(ColumnRole.KEY);
+      } else {
+        roles.add(ColumnRole.RECOMPUTE);
+      }
+    }
+    for (Expression group : grouping) {
+      boolean selected = false;
+      for (int i = 0; i < outputs.size(); i++) {
+        Expression inner =
+            outputs.get(i) instanceof Alias ? ((Alias) outputs.get(i)).child() : (Expression) (Object) outputs.get(i);
+        selected |= roles.get(i) == ColumnRole.KEY && inner.semanticEquals(group);
+      }
+      if (!selected) {
+        return notIncremental("grouping expression " + group.sql() + " is not a column of the view, so rows have no key");
+      }
+    }
+    Optional<LogicalPlan> augmented = augment(parsed, roles);
+    if (augmented.isEmpty()) {
+      return notIncremental("the select list of the aggregate could not be matched to its parsed form");
+    }
+    return new DefinitionShape(Kind.AGGREGATE, "", roles, augmented.get());
+  }
+
+  /** Appends the hidden counts to the parsed aggregate's select list. */
+  private static Optional<LogicalPlan> augment(LogicalPlan parsed, List<ColumnRole> roles) {
+    if (!(parsed instanceof Aggregate)) {
+      return Optional.empty();
+    }
+    Aggregate aggregate = (Aggregate) parsed;
+    List<NamedExpression> select = new ArrayList<>(Scala.list(aggregate.aggregateExpressions()));
+    if (select.size() != roles.size()) {
+      return Optional.empty();
+    }
+    List<NamedExpression> augmented = new ArrayList<>(select);
+    augmented.add(alias(count(List.of(org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(1))), StorageLayout.COUNT));
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) != ColumnRole.SUM) {
+        continue;
+      }
+      Expression expression = (Expression) (Object) select.get(i);
+      if (expression instanceof Alias) {
+        expression = ((Alias) expression).child();
+      } else if (expression instanceof UnresolvedAlias) {
+        expression = ((UnresolvedAlias) expression).child();
+      }
+      if (!(expression instanceof UnresolvedFunction)
+          || !((UnresolvedFunction) expression).nameParts().last().toLowerCase(Locale.ROOT).equals("sum")) {
+        return Optional.empty();
+      }
+      augmented.add(alias(count(Scala.list(((UnresolvedFunction) expression).arguments())), StorageLayout.nonNullCount(i)));
+    }
+    return Optional.of(aggregate.copy(aggregate.groupingExpressions(), Scala.seq(augmented), aggregate.child(), aggregate.hint()));
+  }
+
+  private static Expression count(List<Expression> arguments) {
+    return new UnresolvedFunction(
+        Scala.seq("count"), Scala.seq(arguments), false, Scala.none(), false, Scala.seq(), false);
+  }
+
+  private static NamedExpression alias(Expression child, String name) {
+    return new Alias(
+        child, name, NamedExpression.newExprId(), Scala.seq(), Scala.none(), Scala.seq());
+  }
+
+
+}

@@ -1,0 +1,440 @@
+package io.floe.spark.ivm;
+
+import static org.apache.spark.sql.functions.array_repeat;
+import static org.apache.spark.sql.functions.coalesce;
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.explode;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.sum;
+import static org.apache.spark.sql.functions.when;
+import static org.apache.spark.sql.functions.xxhash64;
+
+import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshState;
+import io.floe.mv.SourceState;
+import io.floe.refresh.RefreshType;
+import io.floe.spark.Scala;
+import io.floe.spark.capture.CapturedChange;
+import io.floe.spark.capture.ChangeCapture;
+import io.floe.spark.capture.ChangeKind;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.refresh.PinnedDefinition;
+import io.floe.spark.refresh.Source;
+import io.floe.spark.refresh.SourcePinning;
+import io.floe.spark.refresh.StorageWriteGuard;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.CommitMetadata;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.AliasIdentifier;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Steps 2 to 4 of the refresh protocol for a definition with an incremental shape: captures the
+ * source's change since the recorded snapshot, propagates it through the definition with the
+ * shape's delta rule, and applies the resulting change to the storage table in one commit.
+ */
+public final class IncrementalRefresh {
+  /** What an incremental attempt did: applied the change, or found a reason to recompute. */
+  public sealed interface Outcome permits Applied, Fallback {}
+
+  /** The change was committed as {@code snapshotId}. */
+  public record Applied(Map<String, Long> rowsRead, long rowsWritten, long rowsRemoved, long snapshotId, String reason)
+      implements Outcome {}
+
+  /** Incremental refresh is impossible here; a full refresh must run, for this reason. */
+  public record Fallback(String reason) implements Outcome {}
+
+  private static final String WEIGHT = ChangeCapture.WEIGHT;
+  private static final String DELETE = "__floe_delete";
+
+  private final SparkSession spark;
+  private final SourcePinning pinning;
+
+  public IncrementalRefresh(SparkSession spark) {
+    this.spark = spark;
+    this.pinning = new SourcePinning(spark);
+  }
+
+  /**
+   * Refreshes {@code mv} from the change of its single source between the recorded and the
+   * pinned snapshot.
+   *
+   * @param readSnapshot the storage snapshot the refresh started from
+   */
+  public Outcome refresh(
+      MaterializedView mv,
+      Table storage,
+      Snapshot readSnapshot,
+      RefreshState recorded,
+      PinnedDefinition pinned,
+      DefinitionShape shape,
+      String stateJson) {
+    if (pinned.sources().size() != 1) {
+      return new Fallback("definitions reading " + pinned.sources().size() + " sources are not maintained incrementally yet");
+    }
+    Source source = pinned.sources().get(0);
+    Optional<SourceState> before =
+        recorded.sourceStates().stream()
+            .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
+            .findFirst();
+    if (before.isEmpty()) {
+      return new Fallback("source " + source.name() + " was re-created since the last refresh");
+    }
+    if (source.materializedView().isPresent()) {
+      int version = source.materializedView().get().versionId();
+      boolean sameVersion =
+          recorded.sourceStates().stream()
+              .anyMatch(s -> s.type() == SourceState.Type.VIEW && s.versionId().orElse(-1) == version);
+      if (!sameVersion) {
+        return new Fallback("the definition of source " + source.name() + " changed");
+      }
+    }
+    if (source.snapshot().isEmpty()) {
+      return new Fallback("source " + source.name() + " has no snapshot");
+    }
+    CapturedChange change =
+        new ChangeCapture(spark)
+            .capture(source.table(), sparkName(source), before.get().snapshotId().orElse(null), source.snapshot().get().snapshotId());
+    if (change instanceof CapturedChange.Unsupported) {
+      return new Fallback(((CapturedChange.Unsupported) change).reason());
+    }
+    CapturedChange.Delta delta = (CapturedChange.Delta) change;
+    Map<String, Long> rowsRead = new LinkedHashMap<>();
+    rowsRead.put(source.name().toString(), delta.rowsScanned());
+    if (delta.kind() == ChangeKind.NONE) {
+      long snapshot = commitStateOnly(storage, readSnapshot, stateJson);
+      new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
+      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", delta.operations()) + ")");
+    }
+
+    String suffix = UUID.randomUUID().toString().replace("-", "");
+    String inserted = "__floe_ins_" + suffix;
+    String deleted = "__floe_del_" + suffix;
+    String changes = "__floe_changes_" + suffix;
+    Dataset<Row> zset = logicalRows(delta.zset(), source);
+    try {
+      expand(zset.filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
+      expand(zset.filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
+      LogicalPlan definition = shape.augmentedParsed().orElseThrow();
+      Dataset<Row> fromInserted = overRows(mv, definition, inserted);
+      Dataset<Row> fromDeleted = overRows(mv, definition, deleted);
+      long[] counts;
+      String merge;
+      if (shape.kind() == DefinitionShape.Kind.LINEAR) {
+        Dataset<Row> rows = linearChange(mv, fromInserted, fromDeleted);
+        rows.createOrReplaceTempView(changes);
+        counts = linearCounts(rows);
+        merge = linearMerge(mv, changes);
+      } else {
+        Dataset<Row> rows = groupChange(mv, shape, storage, readSnapshot, pinned, fromInserted, fromDeleted, rowsRead);
+        rows.createOrReplaceTempView(changes);
+        counts = groupCounts(rows);
+        merge = groupMerge(mv, shape, changes);
+      }
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, delta.kind());
+      return new Applied(rowsRead, counts[0], counts[1], snapshot, describe(delta));
+    } finally {
+      spark.catalog().dropTempView(inserted);
+      spark.catalog().dropTempView(deleted);
+      spark.catalog().dropTempView(changes);
+    }
+  }
+
+  private static String describe(CapturedChange.Delta delta) {
+    return delta.kind() == ChangeKind.APPEND_ONLY ? "sources appended rows" : "sources changed rows (" + String.join(", ", delta.operations()) + ")";
+  }
+
+  private static String sparkName(Source source) {
+    return source.materializedView().map(MaterializedView::storageName).orElse(source.name()).quoted();
+  }
+
+  /** The source's change as rows of what the definition reads, with their weights. */
+  private static Dataset<Row> logicalRows(Dataset<Row> zset, Source source) {
+    if (source.materializedView().isEmpty()) {
+      return zset;
+    }
+    MaterializedView mv = source.materializedView().get();
+    Dataset<Row> weighted =
+        mv.layout() == StorageLayout.ROWS
+            ? zset.withColumn(WEIGHT, col(WEIGHT).multiply(col(StorageLayout.COUNT)))
+            : zset;
+    List<Column> columns = new ArrayList<>();
+    mv.viewColumns().forEach(c -> columns.add(col(StorageLayout.quote(c))));
+    columns.add(col(WEIGHT));
+    return weighted.select(columns.toArray(new Column[0]));
+  }
+
+  /** Each row repeated |weight| times, without the weight. */
+  private static Dataset<Row> expand(Dataset<Row> rows, boolean negative) {
+    Column times = (negative ? col(WEIGHT).multiply(-1) : col(WEIGHT)).cast("int");
+    return rows.withColumn("__floe_rep", explode(array_repeat(lit(0), times))).drop("__floe_rep", WEIGHT);
+  }
+
+  /** The definition computed over the rows of a temporary view in place of its source. */
+  private Dataset<Row> overRows(MaterializedView mv, LogicalPlan definition, String view) {
+    LogicalPlan plan =
+        pinning.substitute(
+            definition,
+            mv.defaultCatalog(),
+            mv.defaultNamespace(),
+            (parts, name) ->
+                new SubqueryAlias(
+                    new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
+                    new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false)));
+    Dataset<Row> rows = org.apache.spark.sql.classic.Dataset.ofRows(spark, plan);
+    List<String> names =
+        mv.layout() == StorageLayout.ROWS ? mv.viewColumns() : storageColumnsWithout(mv, StorageLayout.KEY);
+    return rows.toDF(names.toArray(new String[0]));
+  }
+
+  private static List<String> storageColumnsWithout(MaterializedView mv, String excluded) {
+    List<String> columns = new ArrayList<>();
+    for (StructField field : org.apache.iceberg.spark.SparkSchemaUtil.convert(mv.storageTable().schema()).fields()) {
+      if (!field.name().equals(excluded)) {
+        columns.add(field.name());
+      }
+    }
+    return columns;
+  }
+
+  private static Column[] columns(List<String> names) {
+    return names.stream().map(n -> col(StorageLayout.quote(n))).toArray(Column[]::new);
+  }
+
+  // LINEAR: consolidated rows with weights, keyed by a hash of their values.
+
+  private static Dataset<Row> linearChange(MaterializedView mv, Dataset<Row> inserted, Dataset<Row> deleted) {
+    List<String> view = mv.viewColumns();
+    Dataset<Row> change =
+        inserted.withColumn(WEIGHT, lit(1L))
+            .unionByName(deleted.withColumn(WEIGHT, lit(-1L)))
+            .groupBy(columns(view))
+            .agg(sum(col(WEIGHT)).as(WEIGHT))
+            .filter(col(WEIGHT).notEqual(0))
+            .withColumn(StorageLayout.KEY, xxhash64(columns(view)));
+    return change.localCheckpoint(true);
+  }
+
+  private static long[] linearCounts(Dataset<Row> change) {
+    Row row =
+        change.agg(
+                coalesce(sum(when(col(WEIGHT).gt(0), col(WEIGHT))), lit(0L)),
+                coalesce(sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))), lit(0L)))
+            .first();
+    return new long[] {row.getLong(0), row.getLong(1)};
+  }
+
+  private static String linearMerge(MaterializedView mv, String changes) {
+    List<String> view = mv.viewColumns();
+    String count = StorageLayout.quote(StorageLayout.COUNT);
+    String key = StorageLayout.quote(StorageLayout.KEY);
+    String weight = StorageLayout.quote(WEIGHT);
+    String match =
+        "t." + key + " = s." + key
+            + view.stream().map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c)).collect(Collectors.joining());
+    String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
+    String insertValues = view.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
+    return "MERGE INTO %s t USING " + changes + " s ON " + match
+        + " WHEN MATCHED AND t." + count + " + s." + weight + " <= 0 THEN DELETE"
+        + " WHEN MATCHED THEN UPDATE SET t." + count + " = t." + count + " + s." + weight
+        + " WHEN NOT MATCHED AND s." + weight + " > 0 THEN INSERT (" + insertColumns + ", " + count + ", " + key
+        + ") VALUES (" + insertValues + ", s." + weight + ", s." + key + ")";
+  }
+
+  // AGGREGATE: new values of every affected group, or a flag that the group is gone.
+
+  private Dataset<Row> groupChange(
+      MaterializedView mv,
+      DefinitionShape shape,
+      Table storage,
+      Snapshot readSnapshot,
+      PinnedDefinition pinned,
+      Dataset<Row> inserted,
+      Dataset<Row> deleted,
+      Map<String, Long> rowsRead) {
+    List<String> view = mv.viewColumns();
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < view.size(); i++) {
+      if (shape.roles().get(i) == ColumnRole.KEY) {
+        keys.add(view.get(i));
+      }
+    }
+    List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
+    Dataset<Row> affected = inserted.select(columns(keys)).union(deleted.select(columns(keys))).distinct().localCheckpoint(true);
+
+    if (shape.recomputesGroups()) {
+      LogicalPlan recompute =
+          pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
+      Dataset<Row> fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, recompute).toDF(storageColumns.toArray(new String[0]));
+      Dataset<Row> recomputed = fresh.join(affected, joinCondition(fresh, affected, keys), "left_semi");
+      Dataset<Row> gone = affected.join(fresh, joinCondition(affected, fresh, keys), "left_anti");
+      List<Column> goneColumns = new ArrayList<>();
+      for (String column : storageColumns) {
+        goneColumns.add(keys.contains(column) ? col(StorageLayout.quote(column)) : lit(null).as(column));
+      }
+      Dataset<Row> goneRows = gone.select(goneColumns.toArray(new Column[0]));
+      pinned.sources().forEach(s -> rowsRead.merge(s.name().toString(), s.totalRecords(), Long::sum));
+      Dataset<Row> result =
+          recomputed.withColumn(DELETE, lit(false))
+              .unionByName(alignTypes(goneRows, recomputed).withColumn(DELETE, lit(true)));
+      return result.localCheckpoint(true);
+    }
+
+    Dataset<Row> old =
+        spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
+    Dataset<Row> k = prefixed(affected, "k_");
+    Dataset<Row> o = prefixed(old.join(affected, joinCondition(old, affected, keys), "left_semi"), "o_");
+    Dataset<Row> in = prefixed(inserted, "i_");
+    Dataset<Row> out = prefixed(deleted, "d_");
+    Dataset<Row> joined =
+        k.join(o, prefixedCondition(keys, "k_", "o_"), "left")
+            .join(in, prefixedCondition(keys, "k_", "i_"), "left")
+            .join(out, prefixedCondition(keys, "k_", "d_"), "left");
+    Map<String, DataType> types = new LinkedHashMap<>();
+    for (StructField field : inserted.schema().fields()) {
+      types.put(field.name(), field.dataType());
+    }
+    List<Column> result = new ArrayList<>();
+    for (String column : storageColumns) {
+      int position = view.indexOf(column);
+      ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
+      Column value;
+      if (role == ColumnRole.KEY) {
+        value = col("k_" + column);
+      } else if (role == ColumnRole.SUM) {
+        Column nonNull = combined(StorageLayout.nonNullCount(position));
+        value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
+      } else {
+        value = combined(column);
+      }
+      result.add(value.cast(types.get(column)).as(column));
+    }
+    result.add(combined(StorageLayout.COUNT).leq(0).as(DELETE));
+    return joined.select(result.toArray(new Column[0])).localCheckpoint(true);
+  }
+
+  /** old + inserted − deleted for a counter column, treating absent as zero. */
+  private static Column combined(String column) {
+    return coalesce(col("o_" + column), lit(0))
+        .plus(coalesce(col("i_" + column), lit(0)))
+        .minus(coalesce(col("d_" + column), lit(0)));
+  }
+
+  private static Dataset<Row> prefixed(Dataset<Row> rows, String prefix) {
+    String[] names = rows.columns();
+    String[] renamed = new String[names.length];
+    for (int i = 0; i < names.length; i++) {
+      renamed[i] = prefix + names[i];
+    }
+    return rows.toDF(renamed);
+  }
+
+  private static Column prefixedCondition(List<String> keys, String left, String right) {
+    Column condition = lit(true);
+    for (String key : keys) {
+      condition = condition.and(col(left + key).eqNullSafe(col(right + key)));
+    }
+    return condition;
+  }
+
+  private static Column joinCondition(Dataset<Row> left, Dataset<Row> right, List<String> keys) {
+    Column condition = lit(true);
+    for (String key : keys) {
+      condition = condition.and(left.col(StorageLayout.quote(key)).eqNullSafe(right.col(StorageLayout.quote(key))));
+    }
+    return condition;
+  }
+
+  private static Dataset<Row> alignTypes(Dataset<Row> rows, Dataset<Row> like) {
+    List<Column> columns = new ArrayList<>();
+    for (StructField field : like.schema().fields()) {
+      columns.add(col(StorageLayout.quote(field.name())).cast(field.dataType()).as(field.name()));
+    }
+    return rows.select(columns.toArray(new Column[0]));
+  }
+
+  private static long[] groupCounts(Dataset<Row> change) {
+    Row row =
+        change.agg(
+                coalesce(sum(when(col(DELETE), lit(0L)).otherwise(lit(1L))), lit(0L)),
+                coalesce(sum(when(col(DELETE), lit(1L)).otherwise(lit(0L))), lit(0L)))
+            .first();
+    return new long[] {row.getLong(0), row.getLong(1)};
+  }
+
+  private static String groupMerge(MaterializedView mv, DefinitionShape shape, String changes) {
+    List<String> view = mv.viewColumns();
+    List<String> storage = storageColumnsWithout(mv, StorageLayout.KEY);
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < view.size(); i++) {
+      if (shape.roles().get(i) == ColumnRole.KEY) {
+        keys.add(view.get(i));
+      }
+    }
+    String match =
+        keys.stream().map(k -> "t." + StorageLayout.quote(k) + " <=> s." + StorageLayout.quote(k)).collect(Collectors.joining(" AND "));
+    String set =
+        storage.stream().filter(c -> !keys.contains(c))
+            .map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
+    String insertColumns = storage.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
+    String insertValues = storage.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
+    String delete = StorageLayout.quote(DELETE);
+    return "MERGE INTO %s t USING " + changes + " s ON " + match
+        + " WHEN MATCHED AND s." + delete + " THEN DELETE"
+        + " WHEN MATCHED THEN UPDATE SET " + set
+        + " WHEN NOT MATCHED AND NOT s." + delete + " THEN INSERT (" + insertColumns + ") VALUES (" + insertValues + ")";
+  }
+
+  // Commits.
+
+  private long commitMerge(MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, String stateJson, ChangeKind kind) {
+    Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase());
+    try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
+      new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
+      String target = commit.sparkName(mv.storageName().quoted());
+      StorageWriteGuard.allowWritesTo(
+          storage.uuid().toString(),
+          () ->
+              CommitMetadata.withCommitProperties(
+                  properties, () -> spark.sql(String.format(merge, target)), RuntimeException.class));
+      long published = commit.publish();
+      new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
+      return published;
+    }
+  }
+
+  /** Records the new source states without changing any row: the sources moved, their data did not. */
+  private static long commitStateOnly(Table storage, Snapshot readSnapshot, String stateJson) {
+    try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
+      var append = storage.newAppend().toBranch(commit.branch());
+      summary(stateJson, "incremental: no data change").forEach(append::set);
+      append.commit();
+      return commit.publish();
+    }
+  }
+
+  private static Map<String, String> summary(String stateJson, String reason) {
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put(RefreshState.SUMMARY_KEY, stateJson);
+    properties.put(MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.INCREMENTAL.name());
+    properties.put(MaterializedViewProperties.SUMMARY_REFRESH_REASON, reason);
+    return properties;
+  }
+
+}

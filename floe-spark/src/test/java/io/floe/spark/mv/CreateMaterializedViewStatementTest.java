@@ -1,0 +1,179 @@
+package io.floe.spark.mv;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.floe.mv.MaterializedViewProperties;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.Table;
+import org.apache.spark.sql.Row;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Every form of CREATE MATERIALIZED VIEW and the errors it reports. */
+class CreateMaterializedViewStatementTest extends MvTestSupport {
+  private static final String BY_REGION =
+      "SELECT region, count(*) AS n, sum(amount) AS total FROM orders GROUP BY region";
+
+  @Override
+  protected String prefix() {
+    return "create";
+  }
+
+  @BeforeEach
+  void orders() {
+    sql("CREATE TABLE orders (id INT, region STRING, amount DECIMAL(10,2)) USING iceberg");
+    sql("INSERT INTO orders VALUES (1, 'Tokyo', 10.00), (2, 'Osaka', 20.00), (3, 'Tokyo', 5.50)");
+  }
+
+  @Test
+  void createRunsTheFirstRefreshAndReturnsItsResultRow() {
+    List<Row> result = sql("CREATE MATERIALIZED VIEW by_region AS " + BY_REGION);
+
+    assertThat(result).hasSize(1);
+    Row row = result.get(0);
+    assertThat(row.getString(0)).isEqualTo("lake." + ns + ".by_region");
+    assertThat(row.getString(1)).isEqualTo("FULL");
+    assertThat(row.getLong(4)).as("rows_written").isEqualTo(2);
+    assertThat(row.getLong(8)).as("snapshot_id").isEqualTo(storageSnapshot("by_region").snapshotId());
+    assertSameRows("SELECT * FROM by_region", BY_REGION, 2);
+    assertThat(viewExists("by_region")).isTrue();
+    assertThat(tableExists("by_region__storage")).isTrue();
+  }
+
+  @Test
+  void everyOptionalClauseIsStoredWhereItBelongs() {
+    sql(
+        "CREATE MATERIALIZED VIEW tokyo_orders COMMENT 'orders in Tokyo' PARTITIONED BY (region)"
+            + " TBLPROPERTIES ('write.format.default' = 'orc', 'team' = 'sales')"
+            + " SCHEDULE REFRESH EVERY 3 HOURS"
+            + " AS SELECT id, region, amount FROM orders WHERE amount > 1");
+
+    Map<String, String> described = describe("tokyo_orders");
+    assertThat(described)
+        .containsEntry("Comment", "orders in Tokyo")
+        .containsEntry("Schedule", "EVERY 3 HOURS")
+        .containsEntry("Type", "MATERIALIZED VIEW")
+        .containsEntry("View Text", "SELECT id, region, amount FROM orders WHERE amount > 1");
+    Table storage = table("tokyo_orders__storage");
+    assertThat(storage.spec().fields()).extracting(PartitionField::name).containsExactly("region");
+    assertThat(storage.properties())
+        .containsEntry("write.format.default", "orc")
+        .containsEntry("team", "sales")
+        .containsEntry(MaterializedViewProperties.MATERIALIZED_VIEW, ns + ".tokyo_orders")
+        .containsEntry(MaterializedViewProperties.MANAGED, "false");
+    assertThat(view("tokyo_orders").properties())
+        .containsEntry(MaterializedViewProperties.SCHEDULE, "EVERY 3 HOURS")
+        .containsEntry(MaterializedViewProperties.COMMENT, "orders in Tokyo");
+    assertSameRows("SELECT * FROM tokyo_orders", "SELECT id, region, amount FROM orders WHERE amount > 1", 3);
+  }
+
+  @Test
+  void managedIsRecordedOnTheViewAndTheStorageTable() {
+    sql("CREATE MANAGED MATERIALIZED VIEW managed_mv AS " + BY_REGION);
+
+    assertThat(describe("managed_mv")).containsEntry("Type", "MANAGED MATERIALIZED VIEW");
+    assertThat(view("managed_mv").properties()).containsEntry(MaterializedViewProperties.MANAGED, "true");
+    assertThat(table("managed_mv__storage").properties())
+        .containsEntry(MaterializedViewProperties.MANAGED, "true");
+  }
+
+  @Test
+  void createOfAnExistingMaterializedViewFailsNamingIt() {
+    sql("CREATE MATERIALIZED VIEW by_region AS " + BY_REGION);
+
+    assertThat(errorOf("CREATE MATERIALIZED VIEW by_region AS SELECT * FROM orders"))
+        .contains("lake." + ns + ".by_region")
+        .contains("already exists");
+  }
+
+  @Test
+  void ifNotExistsLeavesAnExistingViewAlone() {
+    sql("CREATE MATERIALIZED VIEW by_region AS " + BY_REGION);
+    long snapshot = storageSnapshot("by_region").snapshotId();
+    int version = view("by_region").currentVersion().versionId();
+
+    List<Row> result = sql("CREATE MATERIALIZED VIEW IF NOT EXISTS by_region AS SELECT id FROM orders");
+
+    assertThat(result).isEmpty();
+    assertThat(view("by_region").currentVersion().versionId()).isEqualTo(version);
+    assertThat(storageSnapshot("by_region").snapshotId()).isEqualTo(snapshot);
+    assertSameRows("SELECT * FROM by_region", BY_REGION, 2);
+  }
+
+  @Test
+  void ifNotExistsCreatesAMissingView() {
+    sql("CREATE MATERIALIZED VIEW IF NOT EXISTS by_region AS " + BY_REGION);
+
+    assertSameRows("SELECT * FROM by_region", BY_REGION, 2);
+  }
+
+  @Test
+  void orReplaceChangesTheDefinitionAndTheData() {
+    sql("CREATE MATERIALIZED VIEW mv AS " + BY_REGION);
+    int version = view("mv").currentVersion().versionId();
+
+    List<Row> result = sql("CREATE OR REPLACE MATERIALIZED VIEW mv AS SELECT id, amount FROM orders WHERE id > 1");
+
+    assertThat(result).hasSize(1);
+    assertThat(result.get(0).getString(1)).isEqualTo("FULL");
+    assertThat(view("mv").currentVersion().versionId()).isGreaterThan(version);
+    assertThat(describe("mv")).containsEntry("View Text", "SELECT id, amount FROM orders WHERE id > 1");
+    assertThat(spark.table("mv").columns()).containsExactly("id", "amount");
+    assertSameRows("SELECT * FROM mv", "SELECT id, amount FROM orders WHERE id > 1", 2);
+    assertThat(freshness("mv")).isEqualTo("FRESH");
+  }
+
+  @Test
+  void createOnTheNameOfATableFails() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW orders AS SELECT 1 AS one"))
+        .contains("lake." + ns + ".orders")
+        .contains("a table with that name exists");
+  }
+
+  @Test
+  void withNoDataCreatesAnEmptyNeverRefreshedViewThatRefreshFills() {
+    List<Row> result = sql("CREATE MATERIALIZED VIEW deferred AS " + BY_REGION + " WITH NO DATA");
+
+    assertThat(result).isEmpty();
+    assertThat(table("deferred__storage").currentSnapshot()).isNull();
+    assertThat(count("SELECT * FROM deferred")).isZero();
+    assertThat(describe("deferred"))
+        .containsEntry("Last Refresh Time", "never")
+        .containsEntry("Last Refresh Type", "none")
+        .containsEntry("Freshness", "STALE: never refreshed");
+    assertThat(tblProperties("deferred")).containsEntry("lastRefreshType", "NONE");
+
+    Row refresh = sql("REFRESH MATERIALIZED VIEW deferred").get(0);
+
+    assertThat(refresh.getString(1)).isEqualTo("FULL");
+    assertThat(refresh.getString(2)).isEqualTo("first refresh");
+    assertSameRows("SELECT * FROM deferred", BY_REGION, 2);
+    assertThat(freshness("deferred")).isEqualTo("FRESH");
+  }
+
+  @Test
+  void columnListRenamesTheColumns() {
+    sql("CREATE MATERIALIZED VIEW renamed (place, orders_count COMMENT 'how many') AS "
+        + "SELECT region, count(*) FROM orders GROUP BY region");
+
+    assertThat(spark.table("renamed").columns()).containsExactly("place", "orders_count");
+    assertSameRows(
+        "SELECT place, orders_count FROM renamed", "SELECT region, count(*) FROM orders GROUP BY region", 2);
+  }
+
+  @Test
+  void partitioningByAnUnknownColumnFailsNamingTheViewAndLeavesNothing() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW bad_parts PARTITIONED BY (nope) AS " + BY_REGION))
+        .contains("Cannot create materialized view lake." + ns + ".bad_parts")
+        .contains("nope");
+    assertThat(viewExists("bad_parts")).isFalse();
+    assertThat(tableExists("bad_parts__storage")).isFalse();
+  }
+
+  @Test
+  void aMalformedStatementReportsAParseError() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW AS SELECT 1")).contains("materialized view name");
+  }
+}

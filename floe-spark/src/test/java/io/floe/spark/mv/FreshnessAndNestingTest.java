@@ -1,0 +1,144 @@
+package io.floe.spark.mv;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Freshness after source changes, and materialized views that read materialized views. */
+class FreshnessAndNestingTest extends MvTestSupport {
+  private static final String SILVER_QUERY = "SELECT id, upper(city) AS city, fare FROM bronze WHERE fare > 0";
+  private static final String GOLD_QUERY = "SELECT city, count(*) AS trips, sum(fare) AS fares FROM silver GROUP BY city";
+  /** Gold's query over Bronze directly, to compare Gold with. */
+  private static final String GOLD_DIRECT =
+      "SELECT city, count(*) AS trips, sum(fare) AS fares FROM (" + SILVER_QUERY + ") GROUP BY city";
+
+  @Override
+  protected String prefix() {
+    return "fresh";
+  }
+
+  @BeforeEach
+  void bronzeSilverGold() {
+    sql("CREATE TABLE bronze (id INT, city STRING, fare INT) USING iceberg");
+    sql("INSERT INTO bronze VALUES (1, 'tokyo', 10), (2, 'osaka', 0), (3, 'tokyo', 7), (4, 'kobe', 3)");
+    sql("CREATE MATERIALIZED VIEW silver AS " + SILVER_QUERY);
+    sql("CREATE MATERIALIZED VIEW gold AS " + GOLD_QUERY);
+  }
+
+  @Test
+  void freshlyCreatedViewsAreFresh() {
+    assertThat(freshness("silver")).isEqualTo("FRESH");
+    assertThat(freshness("gold")).isEqualTo("FRESH");
+  }
+
+  @Test
+  void insertIntoASourceMakesTheViewStaleNamingTheSourceAndRefreshMakesItFresh() {
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+
+    assertThat(freshness("silver")).startsWith("STALE: ").contains("source " + q("bronze") + " has new commits");
+
+    sql("REFRESH MATERIALIZED VIEW silver");
+
+    assertThat(freshness("silver")).isEqualTo("FRESH");
+    assertSameRows("SELECT * FROM silver", SILVER_QUERY, 4);
+  }
+
+  @Test
+  void showMaterializedViewsReportsStaleness() {
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+
+    assertThat(sql("SHOW MATERIALIZED VIEWS"))
+        .filteredOn(r -> r.getString(1).equals("silver"))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getString(4)).startsWith("STALE").contains(q("bronze")));
+  }
+
+  @Test
+  void schemaChangeOfASourceWithoutDataChangeMakesTheViewStale() {
+    long snapshot = currentSnapshotId("bronze");
+
+    sql("ALTER TABLE bronze ADD COLUMN note STRING");
+
+    assertThat(currentSnapshotId("bronze")).as("no data change").isEqualTo(snapshot);
+    assertThat(freshness("silver")).startsWith("STALE").contains(q("bronze") + " schema changed");
+
+    sql("REFRESH MATERIALIZED VIEW silver");
+
+    assertThat(freshness("silver")).isEqualTo("FRESH");
+    assertSameRows("SELECT * FROM silver", SILVER_QUERY, 3);
+  }
+
+  @Test
+  void bronzeInsertMakesGoldStaleThroughItsUpstream() {
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+
+    assertThat(freshness("gold"))
+        .startsWith("STALE")
+        .contains("upstream " + q("silver") + " is stale")
+        .contains(q("bronze"));
+  }
+
+  @Test
+  void refreshingSilverThenGoldMakesBothFresh() {
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4), (6, 'tokyo', 1)");
+
+    sql("REFRESH MATERIALIZED VIEW silver");
+
+    assertThat(freshness("silver")).isEqualTo("FRESH");
+    assertThat(freshness("gold")).startsWith("STALE").contains(q("silver__storage"));
+
+    sql("REFRESH MATERIALIZED VIEW gold");
+
+    assertThat(freshness("gold")).isEqualTo("FRESH");
+    assertSameRows("SELECT * FROM gold", GOLD_DIRECT, 3);
+  }
+
+  @Test
+  void goldReadsSilversStorageAndEqualsTheDirectQuery() {
+    assertSameRows("SELECT * FROM gold", GOLD_DIRECT, 2);
+    assertSameRows("SELECT * FROM silver", SILVER_QUERY, 3);
+    String plan = spark.sql("SELECT * FROM gold").queryExecution().analyzed().toString();
+    assertThat(plan).contains("gold__storage");
+    assertThat(refreshState("gold").sourceStates())
+        .extracting(s -> s.qualifiedName())
+        .contains(q("silver"), q("silver__storage"))
+        .doesNotContain(q("bronze"));
+  }
+
+  @Test
+  void goldRefreshedBeforeSilverStillReadsSilversStoredRows() {
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+
+    // Silver is stale but its storage did not move, so Gold has nothing new to read.
+    assertThat(sql("REFRESH MATERIALIZED VIEW gold").get(0).getString(1)).isEqualTo("NO_CHANGE");
+    assertSameRows("SELECT * FROM gold", "SELECT city, count(*), sum(fare) FROM silver GROUP BY city", 2);
+  }
+
+  @Test
+  void redefiningTheUpstreamMakesTheReaderStale() {
+    sql("CREATE OR REPLACE MATERIALIZED VIEW silver AS SELECT id, upper(city) AS city, fare FROM bronze");
+
+    assertThat(freshness("gold")).startsWith("STALE").contains(q("silver"));
+
+    sql("REFRESH MATERIALIZED VIEW gold");
+
+    assertThat(freshness("gold")).isEqualTo("FRESH");
+    assertSameRows(
+        "SELECT * FROM gold",
+        "SELECT upper(city) AS city, count(*), sum(fare) FROM bronze GROUP BY upper(city)",
+        3);
+  }
+
+  @Test
+  void qualifiedColumnReferencesToAnMvKeepWorking() {
+    assertSameRows(
+        "SELECT g.city, s.id FROM gold g JOIN silver s ON g.city = s.city",
+        "SELECT g.city, s.id FROM (" + GOLD_DIRECT + ") g JOIN (" + SILVER_QUERY + ") s ON g.city = s.city",
+        3);
+    assertSameRows(
+        "SELECT silver.id FROM lake." + ns + ".silver",
+        "SELECT id FROM (" + SILVER_QUERY + ")",
+        3);
+  }
+}

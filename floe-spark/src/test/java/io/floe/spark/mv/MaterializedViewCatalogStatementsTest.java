@@ -1,0 +1,289 @@
+package io.floe.spark.mv;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DROP, ALTER, SHOW MATERIALIZED VIEWS, SHOW VIEWS, DESCRIBE EXTENDED and SHOW TBLPROPERTIES of
+ * materialized views.
+ */
+class MaterializedViewCatalogStatementsTest extends MvTestSupport {
+  private static final String QUERY = "SELECT region, count(*) AS n FROM orders GROUP BY region";
+
+  @Override
+  protected String prefix() {
+    return "stmts";
+  }
+
+  @BeforeEach
+  void ordersAndView() {
+    sql("CREATE TABLE orders (id INT, region STRING) USING iceberg");
+    sql("INSERT INTO orders VALUES (1, 'Tokyo'), (2, 'Osaka')");
+    sql("CREATE MATERIALIZED VIEW counts AS " + QUERY);
+  }
+
+  // ---- DROP MATERIALIZED VIEW ----
+
+  @Test
+  void dropRemovesTheViewAndItsStorageTable() {
+    sql("DROP MATERIALIZED VIEW counts");
+
+    assertThat(viewExists("counts")).isFalse();
+    assertThat(tableExists("counts__storage")).isFalse();
+    assertThat(sql("SHOW MATERIALIZED VIEWS")).isEmpty();
+    assertThat(errorOf("SELECT * FROM counts")).contains("counts");
+  }
+
+  @Test
+  void aDroppedViewCanBeCreatedAgainUnderTheSameName() {
+    sql("SELECT * FROM lake." + ns + ".counts__storage").size();
+    sql("DROP MATERIALIZED VIEW counts");
+
+    assertThat(errorOf("SELECT * FROM lake." + ns + ".counts__storage")).contains("counts__storage");
+
+    sql("CREATE MATERIALIZED VIEW counts AS SELECT id FROM orders");
+
+    assertSameRows("SELECT * FROM counts", "SELECT id FROM orders", 2);
+  }
+
+  @Test
+  void dropIfExistsOfAMissingViewDoesNothing() {
+    assertThat(sql("DROP MATERIALIZED VIEW IF EXISTS nope")).isEmpty();
+
+    assertThat(viewExists("counts")).isTrue();
+  }
+
+  @Test
+  void dropIfExistsOfAnExistingViewDropsIt() {
+    sql("DROP MATERIALIZED VIEW IF EXISTS counts");
+
+    assertThat(viewExists("counts")).isFalse();
+    assertThat(tableExists("counts__storage")).isFalse();
+  }
+
+  @Test
+  void dropOfAMissingViewFailsNamingIt() {
+    assertThat(errorOf("DROP MATERIALIZED VIEW nope"))
+        .contains("lake." + ns + ".nope")
+        .contains("does not exist");
+  }
+
+  @Test
+  void dropMaterializedViewOfATableFailsAndKeepsTheTable() {
+    assertThat(errorOf("DROP MATERIALIZED VIEW orders"))
+        .contains("lake." + ns + ".orders")
+        .contains("is a table");
+    assertThat(tableExists("orders")).isTrue();
+  }
+
+  @Test
+  void dropWithAThreePartNameFromAnotherNamespace() {
+    spark.sql("CREATE NAMESPACE lake." + ns + "_elsewhere");
+    spark.sql("USE lake." + ns + "_elsewhere");
+
+    sql("DROP MATERIALIZED VIEW lake." + ns + ".counts");
+
+    assertThat(viewExists("counts")).isFalse();
+    assertThat(tableExists("counts__storage")).isFalse();
+  }
+
+  @Test
+  void viewsInAnotherNamespaceWorkByThreePartNames() {
+    String home = ns;
+    String other = ns + "_other";
+    spark.sql("CREATE NAMESPACE lake." + other);
+    spark.sql("CREATE NAMESPACE lake." + ns + "_third");
+    spark.sql("USE lake." + ns + "_third");
+
+    sql("CREATE MATERIALIZED VIEW lake." + other + ".remote AS SELECT id FROM lake." + home + ".orders");
+    sql("INSERT INTO lake." + home + ".orders VALUES (3, 'Kobe')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW lake." + other + ".remote").get(0).getString(1)).isEqualTo("FULL");
+
+    assertSameRows("SELECT * FROM lake." + other + ".remote", "SELECT id FROM lake." + home + ".orders", 3);
+    assertThat(iceberg().tableExists(org.apache.iceberg.catalog.TableIdentifier.of(other, "remote__storage")))
+        .isTrue();
+    assertThat(sql("SHOW MATERIALIZED VIEWS IN lake." + other)).extracting(r -> r.getString(1))
+        .containsExactly("remote");
+    assertThat(describe("lake." + other + ".remote")).containsEntry("Freshness", "FRESH");
+  }
+
+  // ---- ALTER MATERIALIZED VIEW ----
+
+  @Test
+  void addScheduleIsVisibleAndKeepsTheViewVersion() {
+    int version = view("counts").currentVersion().versionId();
+
+    sql("ALTER MATERIALIZED VIEW counts ADD SCHEDULE REFRESH EVERY 2 HOURS");
+
+    assertThat(describe("counts")).containsEntry("Schedule", "EVERY 2 HOURS");
+    assertThat(showRow("counts").getString(5)).isEqualTo("EVERY 2 HOURS");
+    assertThat(view("counts").currentVersion().versionId()).isEqualTo(version);
+    assertThat(freshness("counts")).isEqualTo("FRESH");
+  }
+
+  @Test
+  void dropScheduleRemovesItAndKeepsTheViewVersion() {
+    sql("ALTER MATERIALIZED VIEW counts ADD SCHEDULE REFRESH EVERY 2 HOURS");
+    int version = view("counts").currentVersion().versionId();
+
+    sql("ALTER MATERIALIZED VIEW counts DROP SCHEDULE");
+
+    assertThat(describe("counts")).containsEntry("Schedule", "none (refresh on demand)");
+    assertThat(showRow("counts").isNullAt(5)).isTrue();
+    assertThat(view("counts").currentVersion().versionId()).isEqualTo(version);
+  }
+
+  @Test
+  void dropScheduleOfAViewWithoutOneFails() {
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts DROP SCHEDULE"))
+        .contains("lake." + ns + ".counts")
+        .contains("it has none");
+  }
+
+  @Test
+  void alterOfAMissingViewFailsNamingIt() {
+    assertThat(errorOf("ALTER MATERIALIZED VIEW nope ADD SCHEDULE REFRESH EVERY 2 HOURS"))
+        .contains("lake." + ns + ".nope")
+        .contains("does not exist");
+  }
+
+  @Test
+  void alterCannotChangeFloesOwnProperties() {
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('materialized-view.storage-table' = 'x.y')"))
+        .contains("materialized-view.storage-table")
+        .contains("Floe maintains it");
+  }
+
+  // ---- SHOW MATERIALIZED VIEWS / SHOW VIEWS ----
+
+  @Test
+  void showMaterializedViewsListsOnlyMaterializedViews() {
+    sql("CREATE VIEW plain AS SELECT * FROM orders");
+    sql("CREATE MATERIALIZED VIEW another AS SELECT id FROM orders");
+
+    List<Row> rows = sql("SHOW MATERIALIZED VIEWS");
+
+    assertThat(rows).extracting(r -> r.getString(1)).containsExactly("another", "counts");
+    Row counts = showRow("counts");
+    assertThat(counts.getString(0)).isEqualTo(ns);
+    assertThat(counts.getString(2)).isEqualTo("FULL");
+    assertThat(counts.getString(3)).isNotNull().endsWith("UTC");
+    assertThat(counts.getString(4)).isEqualTo("FRESH");
+  }
+
+  @Test
+  void showMaterializedViewsFromAndInANamespace() {
+    String other = ns;
+    spark.sql("CREATE NAMESPACE lake." + ns + "_other");
+    spark.sql("USE lake." + ns + "_other");
+
+    assertThat(sql("SHOW MATERIALIZED VIEWS")).isEmpty();
+    assertThat(sql("SHOW MATERIALIZED VIEWS FROM " + other)).extracting(r -> r.getString(1)).containsExactly("counts");
+    assertThat(sql("SHOW MATERIALIZED VIEWS IN lake." + other))
+        .extracting(r -> r.getString(1))
+        .containsExactly("counts");
+  }
+
+  @Test
+  void showMaterializedViewsLike() {
+    sql("CREATE MATERIALIZED VIEW another AS SELECT id FROM orders");
+
+    assertThat(sql("SHOW MATERIALIZED VIEWS LIKE 'cou*'")).extracting(r -> r.getString(1)).containsExactly("counts");
+    assertThat(sql("SHOW MATERIALIZED VIEWS FROM " + ns + " LIKE 'an*|co*'"))
+        .extracting(r -> r.getString(1))
+        .containsExactly("another", "counts");
+    assertThat(sql("SHOW MATERIALIZED VIEWS LIKE 'zzz*'")).isEmpty();
+  }
+
+  @Test
+  void showMaterializedViewsOfAMissingNamespaceFails() {
+    assertThat(errorOf("SHOW MATERIALIZED VIEWS FROM no_such_ns_" + Long.toHexString(System.nanoTime())))
+        .contains("no_such_ns_")
+        .contains("does not exist");
+  }
+
+  @Test
+  void showViewsListsMaterializedViews() {
+    List<Row> rows = sql("SHOW VIEWS FROM " + ns);
+
+    assertThat(rows).extracting(r -> r.getString(1)).contains("counts").doesNotContain("counts__storage");
+  }
+
+  // ---- DESCRIBE EXTENDED ----
+
+  @Test
+  void describeExtendedShowsDefinitionScheduleLastRefreshAndStorage() {
+    sql("ALTER MATERIALIZED VIEW counts ADD SCHEDULE REFRESH EVERY 2 HOURS");
+
+    Map<String, String> described = describe("counts");
+
+    assertThat(described)
+        .containsEntry("region", "string")
+        .containsEntry("n", "bigint")
+        .containsEntry("View Text", QUERY)
+        .containsEntry("Schedule", "EVERY 2 HOURS")
+        .containsEntry("Last Refresh Type", "FULL")
+        .containsEntry("Storage Table", "lake." + ns + ".counts__storage")
+        .containsEntry("Freshness", "FRESH")
+        .containsEntry("Sources", "lake." + ns + ".orders");
+    assertThat(described.get("Last Refresh Time")).matches("\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC");
+    assertThat(described.get("Storage Snapshot")).isEqualTo(Long.toString(storageSnapshot("counts").snapshotId()));
+  }
+
+  @Test
+  void describeWithoutExtendedShowsColumnsOnly() {
+    List<Row> rows = sql("DESCRIBE counts");
+
+    assertThat(rows).extracting(r -> r.getString(0)).containsExactly("region", "n");
+  }
+
+  @Test
+  void describeExtendedSaysStaleNamingTheMovedSource() {
+    sql("INSERT INTO orders VALUES (3, 'Kobe')");
+
+    assertThat(freshness("counts")).startsWith("STALE").contains("source " + q("orders") + " has new commits");
+  }
+
+  // ---- SHOW TBLPROPERTIES ----
+
+  @Test
+  void showTblPropertiesIncludesGlueKeys() {
+    Map<String, String> properties = tblProperties("counts");
+
+    assertThat(properties)
+        .containsEntry("isMaterializedView", "true")
+        .containsEntry("lastRefreshType", "FULL")
+        .containsEntry("viewOriginalText", QUERY)
+        .containsEntry("current-snapshot-id", Long.toString(storageSnapshot("counts").snapshotId()))
+        .containsEntry("materialized-view.storage-table", ns + ".counts__storage");
+  }
+
+  @Test
+  void showTblPropertiesOfOneKey() {
+    assertThat(sql("SHOW TBLPROPERTIES counts ('isMaterializedView')"))
+        .extracting(Row::toString)
+        .containsExactly("[isMaterializedView,true]");
+  }
+
+  @Test
+  void showTblPropertiesOfATableIsSparks() {
+    sql("ALTER TABLE orders SET TBLPROPERTIES ('owner_team' = 'sales')");
+
+    assertThat(sql("SHOW TBLPROPERTIES orders"))
+        .extracting(r -> r.getString(0))
+        .contains("owner_team")
+        .doesNotContain("isMaterializedView");
+  }
+
+  private Row showRow(String mv) {
+    return sql("SHOW MATERIALIZED VIEWS").stream()
+        .filter(r -> r.getString(1).equals(mv))
+        .findFirst()
+        .orElseThrow();
+  }
+}

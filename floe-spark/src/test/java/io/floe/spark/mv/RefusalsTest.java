@@ -1,0 +1,276 @@
+package io.floe.spark.mv;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Definitions, writes and drops that Floe refuses, each with a message naming the object and the
+ * problem, and the catalog left as it was.
+ */
+class RefusalsTest extends MvTestSupport {
+  @Override
+  protected String prefix() {
+    return "refuse";
+  }
+
+  @BeforeEach
+  void sourceTable() {
+    sql("CREATE TABLE t (id INT, v STRING) USING iceberg");
+    sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')");
+  }
+
+  private String mv(String name) {
+    return "lake." + ns + "." + name;
+  }
+
+  private void assertNothingCreated(String name) {
+    assertThat(viewExists(name)).as("view %s", name).isFalse();
+    assertThat(tableExists(name + "__storage")).as("storage of %s", name).isFalse();
+  }
+
+  // ---- definitions ----
+
+  @Test
+  void definitionReadingItselfIsRefused() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW selfie AS SELECT * FROM selfie"))
+        .contains("Cannot create materialized view " + mv("selfie"))
+        .contains("reads " + mv("selfie") + " itself");
+    assertNothingCreated("selfie");
+  }
+
+  @Test
+  void replacingADefinitionToReadItselfIsRefused() {
+    sql("CREATE MATERIALIZED VIEW a AS SELECT * FROM t");
+
+    assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW a AS SELECT * FROM a"))
+        .contains(mv("a") + " itself");
+    assertThat(describe("a")).containsEntry("View Text", "SELECT * FROM t");
+  }
+
+  @Test
+  void cycleThroughCreateOrReplaceIsRefusedNamingTheCycle() {
+    sql("CREATE MATERIALIZED VIEW a AS SELECT * FROM t");
+    sql("CREATE MATERIALIZED VIEW b AS SELECT * FROM a");
+
+    assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW a AS SELECT * FROM b"))
+        .contains("Cannot create materialized view " + mv("a"))
+        .contains("forms a cycle")
+        .containsAnyOf(mv("a") + " → " + mv("b") + " → " + mv("a"), mv("b") + " → " + mv("a") + " → " + mv("b"));
+    assertThat(describe("a")).containsEntry("View Text", "SELECT * FROM t").containsEntry("Freshness", "FRESH");
+    assertSameRows("SELECT * FROM a", "SELECT * FROM t", 2);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "rand()|rand",
+        "uuid()|uuid",
+        "current_timestamp()|current_timestamp",
+        "current_date()|current_date",
+        "now()|now",
+        "randn(7)|randn"
+      })
+  void nonDeterministicFunctionsAreRefused(String call, String function) {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW nd AS SELECT id, " + call + " AS x FROM t"))
+        .contains("Cannot create materialized view " + mv("nd"))
+        .contains("non-deterministic function " + function);
+    assertNothingCreated("nd");
+  }
+
+  @Test
+  void nonDeterministicFunctionInAFilterIsRefused() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW nd AS SELECT id FROM t WHERE rand() > 0.5"))
+        .contains("non-deterministic function rand");
+    assertNothingCreated("nd");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "SELECT * FROM t ORDER BY id|ORDER BY",
+        "SELECT * FROM t LIMIT 1|LIMIT",
+        "SELECT * FROM (SELECT * FROM t ORDER BY id LIMIT 1)|LIMIT",
+        "SELECT * FROM (SELECT * FROM t ORDER BY id)|ORDER BY",
+        "SELECT * FROM t SORT BY id|SORT BY"
+      })
+  void orderByAndLimitAreRefused(String query, String clause) {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW ordered AS " + query))
+        .contains("Cannot create materialized view " + mv("ordered"))
+        .contains(clause)
+        .contains("is not allowed in a definition");
+    assertNothingCreated("ordered");
+  }
+
+  @Test
+  void unknownTableIsRefusedNamingIt() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW m AS SELECT * FROM no_such_table"))
+        .contains("Cannot create materialized view " + mv("m"))
+        .contains(mv("no_such_table"))
+        .contains("does not exist");
+    assertNothingCreated("m");
+  }
+
+  @Test
+  void unknownColumnIsRefusedNamingIt() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW m AS SELECT id, no_such_column FROM t"))
+        .contains("Cannot create materialized view " + mv("m"))
+        .contains("no_such_column");
+    assertNothingCreated("m");
+  }
+
+  @Test
+  void plainViewAsSourceIsRefused() {
+    sql("CREATE VIEW plain AS SELECT * FROM t");
+
+    assertThat(errorOf("CREATE MATERIALIZED VIEW m AS SELECT * FROM plain"))
+        .contains(mv("plain"))
+        .contains("is a view");
+    assertNothingCreated("m");
+  }
+
+  // ---- writes to a materialized view ----
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "INSERT INTO mv VALUES (9, 'z')|INSERT INTO",
+        "INSERT OVERWRITE mv SELECT * FROM t|INSERT INTO",
+        "UPDATE mv SET v = 'q' WHERE id = 1|UPDATE",
+        "DELETE FROM mv WHERE id = 1|DELETE FROM",
+        "MERGE INTO mv USING t ON mv.id = t.id WHEN MATCHED THEN DELETE|MERGE INTO"
+      })
+  void writesToAMaterializedViewAreRefused(String write, String verb) {
+    sql("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t");
+    long snapshot = storageSnapshot("mv").snapshotId();
+
+    assertThat(errorOf(write))
+        .contains("Cannot " + verb + " " + mv("mv"))
+        .contains("it is a materialized view");
+    assertThat(storageSnapshot("mv").snapshotId()).isEqualTo(snapshot);
+  }
+
+  @Test
+  void writesToAMaterializedViewByThreePartNameAreRefused() {
+    sql("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t");
+
+    assertThat(errorOf("INSERT INTO lake." + ns + ".mv VALUES (9, 'z')")).contains("Cannot INSERT INTO " + mv("mv"));
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "INSERT INTO %s VALUES (9, 'z')",
+        "DELETE FROM %s WHERE id = 1",
+        "UPDATE %s SET v = 'q' WHERE id = 1",
+        "MERGE INTO %s s USING t ON s.id = t.id WHEN MATCHED THEN DELETE"
+      })
+  void writesToTheStorageOfAManagedViewAreRefused(String write) {
+    sql("CREATE MANAGED MATERIALIZED VIEW mv AS SELECT * FROM t");
+    long snapshot = storageSnapshot("mv").snapshotId();
+
+    assertThat(errorOf(String.format(write, "lake." + ns + ".mv__storage")))
+        .contains("mv__storage")
+        .contains("MANAGED materialized view " + ns + ".mv");
+    assertThat(storageSnapshot("mv").snapshotId()).isEqualTo(snapshot);
+    assertSameRows("SELECT * FROM mv", "SELECT * FROM t", 2);
+  }
+
+  @Test
+  void refreshOfAManagedViewStillWritesItsStorage() {
+    sql("CREATE MANAGED MATERIALIZED VIEW mv AS SELECT * FROM t");
+    sql("INSERT INTO t VALUES (3, 'c')");
+
+    assertThat(sql("REFRESH MATERIALIZED VIEW mv").get(0).getString(1)).isEqualTo("FULL");
+    assertSameRows("SELECT * FROM mv", "SELECT * FROM t", 3);
+  }
+
+  @Test
+  void writesToTheStorageOfANonManagedViewAreAllowed() {
+    sql("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t");
+
+    sql("INSERT INTO lake." + ns + ".mv__storage VALUES (9, 'z')");
+
+    assertThat(count("SELECT * FROM lake." + ns + ".mv__storage")).isEqualTo(3);
+    assertThat(count("SELECT * FROM mv")).isEqualTo(3);
+  }
+
+  // ---- drops ----
+
+  @Test
+  void dropTableOfASourceIsRefusedNamingTheView() {
+    sql("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t");
+
+    assertThat(errorOf("DROP TABLE t"))
+        .contains("Cannot drop table " + mv("t"))
+        .contains("materialized view " + mv("mv") + " reads it")
+        .contains("CASCADE");
+    assertThat(tableExists("t")).isTrue();
+    assertThat(viewExists("mv")).isTrue();
+  }
+
+  @Test
+  void dropTableCascadeDropsTheDependentViewsToo() {
+    sql("CREATE TABLE unrelated (id INT) USING iceberg");
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT * FROM t");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n FROM silver");
+    sql("CREATE MATERIALIZED VIEW other AS SELECT * FROM unrelated");
+
+    sql("DROP TABLE t CASCADE");
+
+    assertThat(tableExists("t")).isFalse();
+    assertNothingCreated("silver");
+    assertNothingCreated("gold");
+    assertThat(viewExists("other")).isTrue();
+    assertThat(sql("SHOW MATERIALIZED VIEWS")).extracting(r -> r.getString(1)).containsExactly("other");
+  }
+
+  @Test
+  void dropTableOfATableNoViewReadsWorks() {
+    sql("CREATE TABLE lonely (id INT) USING iceberg");
+
+    sql("DROP TABLE lonely");
+    sql("DROP TABLE IF EXISTS lonely");
+
+    assertThat(tableExists("lonely")).isFalse();
+  }
+
+  @Test
+  void dropMaterializedViewThatAnotherReadsIsRefusedUnlessCascade() {
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT * FROM t");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n FROM silver");
+
+    assertThat(errorOf("DROP MATERIALIZED VIEW silver"))
+        .contains("Cannot drop materialized view " + mv("silver"))
+        .contains(mv("gold") + " reads it")
+        .contains("CASCADE");
+    assertThat(viewExists("silver")).isTrue();
+    assertThat(viewExists("gold")).isTrue();
+
+    sql("DROP MATERIALIZED VIEW silver CASCADE");
+
+    assertNothingCreated("silver");
+    assertNothingCreated("gold");
+    assertThat(tableExists("t")).isTrue();
+  }
+
+  @Test
+  void droppingAStorageTableDirectlyIsRefused() {
+    sql("CREATE MATERIALIZED VIEW mv AS SELECT * FROM t");
+
+    assertThat(errorOf("DROP TABLE mv__storage"))
+        .contains("Cannot drop table " + mv("mv__storage"))
+        .contains("stores materialized view " + mv("mv"))
+        .contains("DROP MATERIALIZED VIEW");
+    assertThat(errorOf("DROP TABLE lake." + ns + ".mv__storage PURGE")).contains("stores materialized view");
+    assertThat(tableExists("mv__storage")).isTrue();
+    assertSameRows("SELECT * FROM mv", "SELECT * FROM t", 2);
+  }
+}
