@@ -3,6 +3,7 @@ package io.floe.spark.ivm;
 import java.util.UUID;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.CommitFailedException;
 
 /**
  * Commits a row-level change to a storage table exactly once. The change is written to a private
@@ -13,10 +14,12 @@ import org.apache.iceberg.Table;
 final class BranchCommit implements AutoCloseable {
   private final Table table;
   private final String branch;
+  private final long baseSnapshotId;
 
   /** Creates the branch at {@code baseSnapshotId}. */
   BranchCommit(Table table, long baseSnapshotId) {
     this.table = table;
+    this.baseSnapshotId = baseSnapshotId;
     this.branch = "floe_refresh_" + UUID.randomUUID().toString().replace("-", "");
     table.manageSnapshots().createBranch(branch, baseSnapshotId).commit();
   }
@@ -33,7 +36,17 @@ final class BranchCommit implements AutoCloseable {
   /** Makes the branch's head main's head; fails if main moved since the branch was created. */
   long publish() {
     table.refresh();
-    table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).commit();
+    if (table.currentSnapshot() == null || table.currentSnapshot().snapshotId() != baseSnapshotId) {
+      throw new CommitFailedException(
+          "Storage table %s moved since the refresh read it (snapshot %s, now %s)",
+          table.name(), baseSnapshotId, table.currentSnapshot() == null ? "none" : table.currentSnapshot().snapshotId());
+    }
+    try {
+      table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).commit();
+    } catch (IllegalArgumentException e) {
+      // Iceberg refuses the fast-forward when main moved between the check above and now.
+      throw new CommitFailedException(e, "Storage table %s moved while the refresh committed", table.name());
+    }
     table.refresh();
     return table.currentSnapshot().snapshotId();
   }

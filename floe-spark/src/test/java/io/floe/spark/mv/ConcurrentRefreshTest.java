@@ -47,9 +47,9 @@ class ConcurrentRefreshTest extends MvTestSupport {
       for (Future<Row> result : results) {
         types.add(result.get(120, TimeUnit.SECONDS).getString(1));
       }
-      assertThat(types).contains("FULL").allMatch(t -> t.equals("FULL") || t.equals("NO_CHANGE"));
+      assertThat(types).contains("INCREMENTAL").allMatch(t -> t.equals("INCREMENTAL") || t.equals("NO_CHANGE"));
       assertThat(storageSnapshotCount("adults"))
-          .isBetween(snapshotsBefore + 1, snapshotsBefore + types.stream().filter("FULL"::equals).count());
+          .isBetween(snapshotsBefore + 1, snapshotsBefore + types.stream().filter("INCREMENTAL"::equals).count());
     } finally {
       pool.shutdownNow();
     }

@@ -32,7 +32,7 @@ class MaterializedViewLifecycleTest {
 
     spark.sql("INSERT INTO orders VALUES (4, 'Nagoya', 1.00)");
     Row refresh = spark.sql("REFRESH MATERIALIZED VIEW by_region").first();
-    assertThat(refresh.getString(1)).isEqualTo("FULL");
+    assertThat(refresh.getString(1)).isEqualTo("INCREMENTAL");
     assertThat(spark.sql("SELECT COUNT(*) FROM by_region").first().getLong(0)).isEqualTo(3);
     String plan = spark.sql("SELECT * FROM by_region").queryExecution().analyzed().toString();
     assertThat(plan).contains("by_region__storage");

@@ -27,15 +27,15 @@ class RefreshMaterializedViewStatementTest extends MvTestSupport {
   }
 
   @Test
-  void refreshAfterASourceChangeIsFullAndCommitsExactlyOneSnapshot() {
+  void refreshAfterASourceChangeIsIncrementalAndCommitsExactlyOneSnapshot() {
     sql("INSERT INTO orders VALUES (3, 'Nagoya', 1.00)");
     long before = storageSnapshotCount("totals");
 
     Row result = sql("REFRESH MATERIALIZED VIEW totals").get(0);
 
     assertThat(result.getString(0)).isEqualTo("lake." + ns + ".totals");
-    assertThat(result.getString(1)).isEqualTo("FULL");
-    assertThat(result.getString(2)).isEqualTo("sources changed; incremental refresh is not enabled");
+    assertThat(result.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(result.getString(2)).isEqualTo("sources appended rows");
     assertThat(storageSnapshotCount("totals")).isEqualTo(before + 1);
     assertThat(result.getLong(8)).isEqualTo(storageSnapshot("totals").snapshotId());
     assertSameRows("SELECT * FROM totals", TOTALS, 3);
@@ -86,7 +86,7 @@ class RefreshMaterializedViewStatementTest extends MvTestSupport {
     assertThat(orders.snapshotId()).contains(currentSnapshotId("orders"));
     assertThat(orders.schemaId()).contains(table("orders").schema().schemaId());
     assertThat(storageSnapshot("totals").summary())
-        .containsEntry(MaterializedViewProperties.SUMMARY_REFRESH_TYPE, "FULL")
+        .containsEntry(MaterializedViewProperties.SUMMARY_REFRESH_TYPE, "INCREMENTAL")
         .containsKey(MaterializedViewProperties.SUMMARY_REFRESH_REASON);
   }
 
