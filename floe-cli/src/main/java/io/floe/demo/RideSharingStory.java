@@ -161,6 +161,7 @@ final class RideSharingStory {
             + "15, 3.0, 1.0, 8.0, 12.0, 2.0, 14.0, 'credit_card', 5, 'completed')");
     console.say("Bronze moved, so every layer above it is now stale:");
     console.run("SHOW MATERIALIZED VIEWS IN " + db());
+    console.run("EXPLAIN REFRESH MATERIALIZED VIEW " + db() + ".mv_trips_silver");
     refresh("mv_trips_silver");
     console.run(
         "SELECT trip_id, city, total_amount, ROUND(revenue_per_mile, 2) as rev_per_mile, rating_category\n"
@@ -196,6 +197,7 @@ final class RideSharingStory {
     console.say("\nDELETE: DEMO_TRIP_003 is removed from Bronze; the deletion reaches Gold too.");
     console.run("DELETE FROM " + db() + ".trips_bronze WHERE trip_id = 'DEMO_TRIP_003'");
     refresh("mv_trips_silver");
+    console.run("EXPLAIN REFRESH MATERIALIZED VIEW " + db() + ".mv_city_daily_metrics");
     refresh("mv_city_daily_metrics");
     refresh("mv_vehicle_performance");
     showDemoDay();

@@ -51,6 +51,25 @@ public final class ChangeCapture {
   }
 
   /**
+   * What a capture between two snapshots would find, from table metadata alone (no data is read):
+   * the operations in the range, or why the change cannot be captured incrementally.
+   */
+  public static Inspection inspect(Table table, String sparkName, Long fromSnapshotExclusive, long toSnapshotInclusive) {
+    Snapshot to = table.snapshot(toSnapshotInclusive);
+    if (to == null) {
+      return new Inspection(List.of(), Optional.of("snapshot " + toSnapshotInclusive + " is not in the metadata of " + sparkName));
+    }
+    if (fromSnapshotExclusive != null && fromSnapshotExclusive == toSnapshotInclusive) {
+      return new Inspection(List.of(), Optional.empty());
+    }
+    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to);
+    return new Inspection(range.operations(), range.unsupportedReason());
+  }
+
+  /** The result of {@link #inspect}: the snapshot operations in the range, oldest first. */
+  public record Inspection(List<String> operations, Optional<String> unsupportedReason) {}
+
+  /**
    * Captures the change of {@code table} after {@code fromSnapshotExclusive} up to {@code
    * toSnapshotInclusive}. A {@link CapturedChange.Delta}'s Z-set is computed before this returns.
    *

@@ -7,6 +7,7 @@ import io.floe.spark.command.CreateMaterializedViewCommand;
 import io.floe.spark.command.DescribeMaterializedViewCommand;
 import io.floe.spark.command.DropMaterializedViewCommand;
 import io.floe.spark.command.DropTableCommand;
+import io.floe.spark.command.ExplainRefreshCommand;
 import io.floe.spark.command.RefreshMaterializedViewCommand;
 import io.floe.spark.command.ShowMaterializedViewPropertiesCommand;
 import io.floe.spark.command.ShowMaterializedViewsCommand;
@@ -17,6 +18,7 @@ import io.floe.sql.CreateMaterializedView;
 import io.floe.sql.DescribeRelation;
 import io.floe.sql.DropMaterializedView;
 import io.floe.sql.DropTable;
+import io.floe.sql.ExplainRefresh;
 import io.floe.sql.FloeStatement;
 import io.floe.sql.FloeStatementParser;
 import io.floe.sql.QualifiedName;
@@ -87,6 +89,8 @@ public final class FloeSparkSqlParser implements ParserInterface {
     } else if (statement instanceof ShowTableProperties) {
       ShowTableProperties show = (ShowTableProperties) statement;
       return materializedView(show.name()).map(mv -> new ShowMaterializedViewPropertiesCommand(show));
+    } else if (statement instanceof ExplainRefresh) {
+      return Optional.of(new ExplainRefreshCommand((ExplainRefresh) statement));
     } else if (statement instanceof DropTable) {
       DropTable drop = (DropTable) statement;
       String sparkSql =

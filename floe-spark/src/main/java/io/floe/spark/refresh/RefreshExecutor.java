@@ -178,6 +178,91 @@ public final class RefreshExecutor {
         committed.snapshotId());
   }
 
+  /**
+   * What a refresh of {@code mv} would do now, without doing it: the definition's shape, each
+   * source's recorded and current snapshot with the operations in between, and the strategy with
+   * its reason. Reads metadata only.
+   */
+  public List<String[]> explain(MaterializedView mv) {
+    List<String[]> lines = new java.util.ArrayList<>();
+    Table storage = mv.storageTable();
+    Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
+    Optional<RefreshState> recorded = mv.refreshState(storage);
+    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzedDefinition(mv, pinned));
+    lines.add(new String[] {"materialized view", mv.name().toString()});
+    lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
+    lines.add(new String[] {"storage layout", mv.layout().name()});
+    lines.add(new String[] {"definition", describeShape(mv, shape)});
+    Optional<String> blocker = incrementalBlocker(mv, shape);
+    boolean sourcesMoved = false;
+    String strategy = null;
+    for (Source source : pinned.sources()) {
+      Optional<SourceState> before =
+          recorded.flatMap(
+              r -> r.sourceStates().stream()
+                  .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
+                  .findFirst());
+      Long from = before.flatMap(SourceState::snapshotId).orElse(null);
+      Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
+      String detail;
+      if (recorded.isPresent() && before.isEmpty()) {
+        detail = "re-created since the last refresh: full refresh";
+        strategy = strategy == null ? "FULL: source " + source.name() + " was re-created" : strategy;
+        sourcesMoved = true;
+      } else if (java.util.Objects.equals(from, to)) {
+        detail = "unchanged at snapshot " + (to == null ? "none" : to);
+      } else {
+        sourcesMoved = true;
+        io.floe.spark.capture.ChangeCapture.Inspection inspection =
+            io.floe.spark.capture.ChangeCapture.inspect(source.table(), source.table().name(), from, to);
+        detail = "snapshot " + (from == null ? "none" : from) + " → " + to + " (" + String.join(", ", inspection.operations()) + ")";
+        if (inspection.unsupportedReason().isPresent()) {
+          detail += ": change not capturable, " + inspection.unsupportedReason().get();
+          strategy = strategy == null ? "FULL: " + inspection.unsupportedReason().get() : strategy;
+        } else if (inspection.operations().stream().allMatch("replace"::equals)) {
+          detail += ": compaction only, nothing to read";
+        } else {
+          detail += ": read the changed data files only";
+        }
+      }
+      lines.add(new String[] {"source " + source.name() + (source.materializedView().isPresent() ? " (materialized view)" : ""), detail});
+    }
+    if (recorded.isEmpty() || readSnapshot.isEmpty()) {
+      strategy = "FULL: first refresh";
+    } else if (recorded.get().viewVersionId() != mv.versionId()) {
+      strategy = "FULL: definition changed";
+    } else if (!sourcesMoved) {
+      strategy = "NO_CHANGE: no source changed since the last refresh; nothing is committed";
+    } else if (blocker.isPresent()) {
+      strategy = "FULL: " + blocker.get();
+    } else if (strategy == null) {
+      strategy = "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.LINEAR
+          ? "apply the definition to inserted and deleted rows, merge by row"
+          : shape.recomputesGroups()
+              ? "recompute the groups the change touches, merge by group"
+              : "add per-group partial counts and sums of the change, merge by group");
+    }
+    lines.add(new String[] {"strategy", strategy});
+    return lines;
+  }
+
+  private static String describeShape(MaterializedView mv, DefinitionShape shape) {
+    switch (shape.kind()) {
+      case LINEAR:
+        return "filters and projections over one source (linear)";
+      case AGGREGATE:
+        List<String> columns = mv.viewColumns();
+        List<String> parts = new java.util.ArrayList<>();
+        for (int i = 0; i < columns.size() && i < shape.roles().size(); i++) {
+          parts.add(columns.get(i) + ": " + shape.roles().get(i).name().toLowerCase().replace('_', ' '));
+        }
+        return "GROUP BY over one source (" + String.join(", ", parts) + ")";
+      default:
+        return "not incremental: " + shape.reason();
+    }
+  }
+
   /** Why this MV cannot be refreshed incrementally now, if it cannot. */
   private Optional<String> incrementalBlocker(MaterializedView mv, DefinitionShape shape) {
     if (mv.refreshPolicy() == io.floe.mv.RefreshPolicy.FULL) {
