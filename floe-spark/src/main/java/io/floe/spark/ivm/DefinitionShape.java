@@ -17,7 +17,10 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
@@ -25,9 +28,11 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
  * The incremental shape of a definition: which delta rule maintains it, or why none does.
  *
  * <ul>
- *   <li>LINEAR: filters, projections and generators over one source. Its change is the
- *       definition applied to the source's inserted rows minus the definition applied to its
- *       deleted rows.
+ *   <li>LINEAR: filters, projections, generators, inner joins and UNION ALL, each source read
+ *       once. The definition is linear in each source, so its change is, summed over the sources
+ *       that changed, the definition with that source replaced by its inserted rows minus the same
+ *       with its deleted rows, the sources before it read at their new snapshot and those after it
+ *       at their old one.
  *   <li>AGGREGATE: a GROUP BY over a linear part, every grouping expression selected. COUNT and
  *       SUM columns are maintained from per-group partial aggregates of the change; other
  *       aggregates are recomputed for the affected groups only.
@@ -42,7 +47,7 @@ public final class DefinitionShape {
   }
 
   private static final Set<String> LINEAR_NODES =
-      Set.of("Project", "Filter", "SubqueryAlias", "Generate", "DataSourceV2Relation");
+      Set.of("Project", "Filter", "SubqueryAlias", "Generate", "DataSourceV2Relation", "Join", "Union");
 
   private final Kind kind;
   private final String reason;
@@ -136,15 +141,21 @@ public final class DefinitionShape {
   /** Why {@code plan} is not filters, projections and generators over exactly one source. */
   private static Optional<String> linearProblem(LogicalPlan plan) {
     List<String> problems = new ArrayList<>();
-    int[] relations = {0};
+    List<String> relations = new ArrayList<>();
     plan.foreach(
         node -> {
           String name = node.getClass().getSimpleName();
           if (!LINEAR_NODES.contains(name)) {
             problems.add(operatorName(node) + " is not maintained incrementally yet");
           }
+          if (node instanceof Join && !(((Join) node).joinType() instanceof Inner$)) {
+            problems.add(((Join) node).joinType().sql() + " JOIN is not maintained incrementally yet");
+          }
+          if (node instanceof Union && (((Union) node).byName() || ((Union) node).allowMissingCol())) {
+            problems.add("UNION BY NAME is not maintained incrementally yet");
+          }
           if (node instanceof DataSourceV2Relation) {
-            relations[0]++;
+            relations.add(((DataSourceV2Relation) node).table().name());
           }
           for (Expression expression : Scala.list(node.expressions())) {
             if (expression.exists(e -> e instanceof SubqueryExpression)) {
@@ -156,8 +167,12 @@ public final class DefinitionShape {
     if (!problems.isEmpty()) {
       return Optional.of(problems.get(0));
     }
-    if (relations[0] != 1) {
-      return Optional.of("definitions reading " + relations[0] + " sources are not maintained incrementally yet");
+    if (relations.isEmpty()) {
+      return Optional.of("a definition without sources has nothing to maintain");
+    }
+    if (new java.util.HashSet<>(relations).size() != relations.size()) {
+      // A delta joined with itself has cross terms the per-source rule does not produce.
+      return Optional.of("a definition reading the same source twice (a self-join) is not maintained incrementally yet");
     }
     return Optional.empty();
   }

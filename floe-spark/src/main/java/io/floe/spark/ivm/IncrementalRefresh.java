@@ -85,79 +85,155 @@ public final class IncrementalRefresh {
       PinnedDefinition pinned,
       DefinitionShape shape,
       String stateJson) {
-    if (pinned.sources().size() != 1) {
-      return new Fallback("definitions reading " + pinned.sources().size() + " sources are not maintained incrementally yet");
-    }
-    Source source = pinned.sources().get(0);
-    Optional<SourceState> before =
-        recorded.sourceStates().stream()
-            .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
-            .findFirst();
-    if (before.isEmpty()) {
-      return new Fallback("source " + source.name() + " was re-created since the last refresh");
-    }
-    if (source.materializedView().isPresent()) {
-      int version = source.materializedView().get().versionId();
-      boolean sameVersion =
-          recorded.sourceStates().stream()
-              .anyMatch(s -> s.type() == SourceState.Type.VIEW && s.versionId().orElse(-1) == version);
-      if (!sameVersion) {
-        return new Fallback("the definition of source " + source.name() + " changed");
-      }
-    }
-    if (source.snapshot().isEmpty()) {
-      return new Fallback("source " + source.name() + " has no snapshot");
-    }
-    CapturedChange change =
-        new ChangeCapture(spark)
-            .capture(source.table(), sparkName(source), before.get().snapshotId().orElse(null), source.snapshot().get().snapshotId());
-    if (change instanceof CapturedChange.Unsupported) {
-      return new Fallback(((CapturedChange.Unsupported) change).reason());
-    }
-    CapturedChange.Delta delta = (CapturedChange.Delta) change;
+    List<Source> sources = pinned.sources();
+    List<Source> oldSources = new ArrayList<>(sources);
     Map<String, Long> rowsRead = new LinkedHashMap<>();
-    rowsRead.put(source.name().toString(), delta.rowsScanned());
-    if (delta.kind() == ChangeKind.NONE) {
+    List<Integer> moved = new ArrayList<>();
+    List<Dataset<Row>> zsets = new ArrayList<>();
+    List<String> operations = new ArrayList<>();
+    boolean appendOnly = true;
+    for (int i = 0; i < sources.size(); i++) {
+      Source source = sources.get(i);
+      Optional<SourceState> before =
+          recorded.sourceStates().stream()
+              .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
+              .findFirst();
+      if (before.isEmpty()) {
+        return new Fallback("source " + source.name() + " was re-created since the last refresh");
+      }
+      if (source.materializedView().isPresent()) {
+        int version = source.materializedView().get().versionId();
+        boolean sameVersion =
+            recorded.sourceStates().stream()
+                .anyMatch(s -> s.type() == SourceState.Type.VIEW
+                    && s.name().equals(source.name().name())
+                    && s.versionId().orElse(-1) == version);
+        if (!sameVersion) {
+          return new Fallback("the definition of source " + source.name() + " changed");
+        }
+      }
+      Long from = before.get().snapshotId().orElse(null);
+      Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
+      if (java.util.Objects.equals(from, to)) {
+        continue;
+      }
+      if (to == null) {
+        return new Fallback("source " + source.name() + " has no snapshot");
+      }
+      CapturedChange change = new ChangeCapture(spark).capture(source.table(), sparkName(source), from, to);
+      if (change instanceof CapturedChange.Unsupported) {
+        return new Fallback(((CapturedChange.Unsupported) change).reason());
+      }
+      CapturedChange.Delta delta = (CapturedChange.Delta) change;
+      rowsRead.put(source.name().toString(), delta.rowsScanned());
+      operations.addAll(delta.operations());
+      if (delta.kind() == ChangeKind.NONE) {
+        continue;
+      }
+      appendOnly &= delta.kind() == ChangeKind.APPEND_ONLY;
+      oldSources.set(
+          i,
+          new Source(source.name(), source.materializedView(), source.table(),
+              from == null ? Optional.empty() : Optional.ofNullable(source.table().snapshot(from))));
+      moved.add(i);
+      zsets.add(logicalRows(delta.zset(), source));
+    }
+    if (moved.isEmpty()) {
       long snapshot = commitStateOnly(storage, readSnapshot, stateJson);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
-      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", delta.operations()) + ")");
+      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", operations) + ")");
     }
 
     String suffix = UUID.randomUUID().toString().replace("-", "");
-    String inserted = "__floe_ins_" + suffix;
-    String deleted = "__floe_del_" + suffix;
     String changes = "__floe_changes_" + suffix;
-    Dataset<Row> zset = logicalRows(delta.zset(), source);
+    List<String> views = new ArrayList<>();
     try {
-      expand(zset.filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
-      expand(zset.filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
       LogicalPlan definition = shape.augmentedParsed().orElseThrow();
-      Dataset<Row> fromInserted = overRows(mv, definition, inserted);
-      Dataset<Row> fromDeleted = overRows(mv, definition, deleted);
+      List<Dataset<Row>> fromInserted = new ArrayList<>();
+      List<Dataset<Row>> fromDeleted = new ArrayList<>();
+      for (int m = 0; m < moved.size(); m++) {
+        int changed = moved.get(m);
+        String inserted = "__floe_ins_" + m + "_" + suffix;
+        String deleted = "__floe_del_" + m + "_" + suffix;
+        views.add(inserted);
+        views.add(deleted);
+        expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
+        expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
+        fromInserted.add(term(mv, definition, sources, oldSources, changed, inserted));
+        fromDeleted.add(term(mv, definition, sources, oldSources, changed, deleted));
+      }
       long[] counts;
       String merge;
       if (shape.kind() == DefinitionShape.Kind.LINEAR) {
-        Dataset<Row> rows = linearChange(mv, fromInserted, fromDeleted);
+        Dataset<Row> rows = linearChange(mv, unionAll(fromInserted), unionAll(fromDeleted));
         rows.createOrReplaceTempView(changes);
         counts = linearCounts(rows);
         merge = linearMerge(mv, changes);
       } else {
-        Dataset<Row> rows = groupChange(mv, shape, storage, readSnapshot, pinned, fromInserted, fromDeleted, rowsRead);
+        Dataset<Row> rows =
+            groupChange(mv, shape, readSnapshot, pinned, unionAll(fromInserted), unionAll(fromDeleted), rowsRead);
         rows.createOrReplaceTempView(changes);
         counts = groupCounts(rows);
         merge = groupMerge(mv, shape, changes);
       }
-      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, delta.kind());
-      return new Applied(rowsRead, counts[0], counts[1], snapshot, describe(delta));
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL);
+      String reason =
+          appendOnly ? "sources appended rows" : "sources changed rows (" + String.join(", ", operations) + ")";
+      return new Applied(rowsRead, counts[0], counts[1], snapshot, reason);
     } finally {
-      spark.catalog().dropTempView(inserted);
-      spark.catalog().dropTempView(deleted);
+      views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
     }
   }
 
-  private static String describe(CapturedChange.Delta delta) {
-    return delta.kind() == ChangeKind.APPEND_ONLY ? "sources appended rows" : "sources changed rows (" + String.join(", ", delta.operations()) + ")";
+  private static Dataset<Row> unionAll(List<Dataset<Row>> parts) {
+    Dataset<Row> all = parts.get(0);
+    for (int i = 1; i < parts.size(); i++) {
+      all = all.union(parts.get(i));
+    }
+    return all;
+  }
+
+  /**
+   * One term of the change: the definition with source {@code changed} replaced by the rows of
+   * {@code view}, the sources before it read at their new snapshot and those after it at their old
+   * one, so that the terms of all changed sources add up to the definition's change.
+   */
+  private Dataset<Row> term(
+      MaterializedView mv, LogicalPlan definition, List<Source> sources, List<Source> oldSources, int changed, String view) {
+    LogicalPlan plan =
+        pinning.substitute(
+            definition,
+            mv.defaultCatalog(),
+            mv.defaultNamespace(),
+            (parts, name) -> {
+              int index = indexOf(sources, name.toString());
+              if (index == changed) {
+                return new SubqueryAlias(
+                    new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
+                    new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false));
+              }
+              Source source = index < changed ? sources.get(index) : oldSources.get(index);
+              LogicalPlan read = pinning.read(parts, source);
+              // A source that had no snapshot yet was empty at the old state.
+              return source.snapshot().isEmpty()
+                  ? new org.apache.spark.sql.catalyst.plans.logical.Filter(
+                      org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(false), read)
+                  : read;
+            });
+    Dataset<Row> rows = org.apache.spark.sql.classic.Dataset.ofRows(spark, plan);
+    List<String> names =
+        mv.layout() == StorageLayout.ROWS ? mv.viewColumns() : storageColumnsWithout(mv, StorageLayout.KEY);
+    return rows.toDF(names.toArray(new String[0]));
+  }
+
+  private static int indexOf(List<Source> sources, String name) {
+    for (int i = 0; i < sources.size(); i++) {
+      if (sources.get(i).name().toString().equals(name)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("Source " + name + " was not pinned");
   }
 
   private static String sparkName(Source source) {
@@ -184,23 +260,6 @@ public final class IncrementalRefresh {
   private static Dataset<Row> expand(Dataset<Row> rows, boolean negative) {
     Column times = (negative ? col(WEIGHT).multiply(-1) : col(WEIGHT)).cast("int");
     return rows.withColumn("__floe_rep", explode(array_repeat(lit(0), times))).drop("__floe_rep", WEIGHT);
-  }
-
-  /** The definition computed over the rows of a temporary view in place of its source. */
-  private Dataset<Row> overRows(MaterializedView mv, LogicalPlan definition, String view) {
-    LogicalPlan plan =
-        pinning.substitute(
-            definition,
-            mv.defaultCatalog(),
-            mv.defaultNamespace(),
-            (parts, name) ->
-                new SubqueryAlias(
-                    new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
-                    new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false)));
-    Dataset<Row> rows = org.apache.spark.sql.classic.Dataset.ofRows(spark, plan);
-    List<String> names =
-        mv.layout() == StorageLayout.ROWS ? mv.viewColumns() : storageColumnsWithout(mv, StorageLayout.KEY);
-    return rows.toDF(names.toArray(new String[0]));
   }
 
   private static List<String> storageColumnsWithout(MaterializedView mv, String excluded) {
@@ -262,7 +321,6 @@ public final class IncrementalRefresh {
   private Dataset<Row> groupChange(
       MaterializedView mv,
       DefinitionShape shape,
-      Table storage,
       Snapshot readSnapshot,
       PinnedDefinition pinned,
       Dataset<Row> inserted,
@@ -300,8 +358,9 @@ public final class IncrementalRefresh {
         spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
     Dataset<Row> k = prefixed(affected, "k_");
     Dataset<Row> o = prefixed(old.join(affected, joinCondition(old, affected, keys), "left_semi"), "o_");
-    Dataset<Row> in = prefixed(inserted, "i_");
-    Dataset<Row> out = prefixed(deleted, "d_");
+    // Several changed sources give several partial rows per group: add them up first.
+    Dataset<Row> in = prefixed(collapse(inserted, keys), "i_");
+    Dataset<Row> out = prefixed(collapse(deleted, keys), "d_");
     Dataset<Row> joined =
         k.join(o, prefixedCondition(keys, "k_", "o_"), "left")
             .join(in, prefixedCondition(keys, "k_", "i_"), "left")
@@ -327,6 +386,19 @@ public final class IncrementalRefresh {
     }
     result.add(combined(StorageLayout.COUNT).leq(0).as(DELETE));
     return joined.select(result.toArray(new Column[0])).localCheckpoint(true);
+  }
+
+  /** One row per group, its counter columns summed. */
+  private static Dataset<Row> collapse(Dataset<Row> partials, List<String> keys) {
+    List<Column> sums = new ArrayList<>();
+    for (String column : partials.columns()) {
+      if (!keys.contains(column)) {
+        sums.add(sum(col(StorageLayout.quote(column))).as(column));
+      }
+    }
+    return partials
+        .groupBy(columns(keys))
+        .agg(sums.get(0), sums.subList(1, sums.size()).toArray(new Column[0]));
   }
 
   /** old + inserted − deleted for a counter column, treating absent as zero. */

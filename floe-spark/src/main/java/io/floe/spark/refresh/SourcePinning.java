@@ -172,6 +172,11 @@ public final class SourcePinning {
     return new Source(name, Optional.empty(), table, Optional.ofNullable(table.currentSnapshot()));
   }
 
+  /** A read of {@code source} at its snapshot (the current state when it has none). */
+  public LogicalPlan read(List<String> referenceParts, Source source) {
+    return pinnedRead(referenceParts, source);
+  }
+
   /** A read of the source at its pinned snapshot, under the name the definition used. */
   private LogicalPlan pinnedRead(List<String> referenceParts, Source source) {
     if (source.materializedView().isPresent()) {

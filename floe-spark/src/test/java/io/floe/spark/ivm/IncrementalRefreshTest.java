@@ -76,4 +76,43 @@ class IncrementalRefreshTest {
     assertMatches("lin", linear);
     assertThat(refresh("lin").getString(1)).isEqualTo("NO_CHANGE");
   }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void joinsAndUnionAllFollowChangesToEitherSide(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmjoin");
+    spark.sql("CREATE TABLE orders (id INT, cust INT, amount DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("CREATE TABLE customers (cust INT, region STRING) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO orders VALUES (1, 10, 5.00), (2, 10, 7.00), (3, 20, 1.00), (4, NULL, 2.00)");
+    spark.sql("INSERT INTO customers VALUES (10, 'east'), (20, 'west'), (30, 'west')");
+    String joined = "SELECT o.id, o.amount, c.region FROM orders o JOIN customers c ON o.cust = c.cust";
+    String byRegion =
+        "SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total FROM orders o JOIN customers c ON o.cust = c.cust GROUP BY c.region";
+    String unioned = "SELECT cust AS k FROM orders UNION ALL SELECT cust AS k FROM customers";
+    spark.sql("CREATE MATERIALIZED VIEW joined AS " + joined);
+    spark.sql("CREATE MATERIALIZED VIEW by_region AS " + byRegion);
+    spark.sql("CREATE MATERIALIZED VIEW unioned AS " + unioned);
+
+    spark.sql("INSERT INTO orders VALUES (5, 30, 3.00), (6, 20, 4.00)");
+    spark.sql("UPDATE customers SET region = 'north' WHERE cust = 10");
+    spark.sql("DELETE FROM customers WHERE cust = 20");
+    spark.sql("INSERT INTO customers VALUES (40, 'south'), (30, 'west')");
+    for (String mv : new String[] {"joined", "by_region", "unioned"}) {
+      Row result = refresh(mv);
+      assertThat(result.getString(1)).as("refresh type of %s: %s", mv, result.getString(2)).isEqualTo("INCREMENTAL");
+    }
+    assertMatches("joined", joined);
+    assertMatches("by_region", byRegion);
+    assertMatches("unioned", unioned);
+
+    spark.sql("DELETE FROM orders WHERE cust = 30");
+    spark.sql("DELETE FROM customers WHERE region = 'west'");
+    for (String mv : new String[] {"joined", "by_region", "unioned"}) {
+      assertThat(refresh(mv).getString(1)).isEqualTo("INCREMENTAL");
+    }
+    assertMatches("joined", joined);
+    assertMatches("by_region", byRegion);
+    assertMatches("unioned", unioned);
+  }
 }
