@@ -80,6 +80,7 @@ final class StatementRunner {
   }
 
   private void printTiming(int rows, long millis) {
+    out.flush();
     if (timing) {
       err.println("(" + rows + (rows == 1 ? " row" : " rows") + ", " + ResultFormatter.formatDuration(millis) + ")");
     }
