@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAlias;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -19,6 +20,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
 import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Distinct;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.Union;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -35,7 +37,8 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
  *       at their old one.
  *   <li>AGGREGATE: a GROUP BY over a linear part, every grouping expression selected. COUNT and
  *       SUM columns are maintained from per-group partial aggregates of the change; other
- *       aggregates are recomputed for the affected groups only.
+ *       aggregates are recomputed for the affected groups only. SELECT DISTINCT is the aggregate
+ *       grouping by every column.
  * </ul>
  */
 public final class DefinitionShape {
@@ -123,6 +126,9 @@ public final class DefinitionShape {
    * @param analyzed the pinned definition, analyzed
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
+    if (analyzed instanceof Distinct) {
+      return ofDistinct(parsed, (Distinct) analyzed);
+    }
     if (analyzed instanceof Aggregate) {
       Aggregate aggregate = (Aggregate) analyzed;
       Optional<String> notLinear = linearProblem(aggregate.child());
@@ -200,6 +206,41 @@ public final class DefinitionShape {
       default:
         return name;
     }
+  }
+
+  /**
+   * SELECT DISTINCT is a GROUP BY of every column with nothing aggregated: a row is in the view
+   * while its hidden count is positive.
+   */
+  private static DefinitionShape ofDistinct(LogicalPlan parsed, Distinct distinct) {
+    Optional<String> notLinear = linearProblem(distinct.child());
+    if (notLinear.isPresent()) {
+      return notIncremental(notLinear.get());
+    }
+    if (!(parsed instanceof Distinct)) {
+      return notIncremental("the DISTINCT could not be matched to its parsed form");
+    }
+    List<String> names = new ArrayList<>();
+    Scala.list(distinct.output()).forEach(attribute -> names.add(attribute.name()));
+    if (names.stream().map(n -> n.toLowerCase(Locale.ROOT)).distinct().count() != names.size()) {
+      return notIncremental("DISTINCT over columns with the same name is not maintained incrementally yet");
+    }
+    List<Expression> grouping = new ArrayList<>();
+    List<NamedExpression> select = new ArrayList<>();
+    List<ColumnRole> roles = new ArrayList<>();
+    for (String name : names) {
+      UnresolvedAttribute column = UnresolvedAttribute.quoted(name);
+      grouping.add(column);
+      select.add(column);
+      roles.add(ColumnRole.KEY);
+    }
+    select.add(alias(count(List.of(org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(1))), StorageLayout.COUNT));
+    LogicalPlan rows =
+        new org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias(
+            new org.apache.spark.sql.catalyst.AliasIdentifier("__floe_distinct", Scala.seq()),
+            ((Distinct) parsed).child());
+    return new DefinitionShape(
+        Kind.AGGREGATE, "", roles, new Aggregate(Scala.seq(grouping), Scala.seq(select), rows, Scala.none()));
   }
 
   private static DefinitionShape ofAggregate(LogicalPlan parsed, Aggregate aggregate) {

@@ -44,12 +44,14 @@ class IncrementalRefreshTest {
     spark.sql("CREATE MATERIALIZED VIEW grp AS " + grouped);
     spark.sql("CREATE MATERIALIZED VIEW cnt AS " + counters);
     spark.sql("CREATE MATERIALIZED VIEW gold AS SELECT k, COUNT(*) AS n FROM lin GROUP BY k");
+    String distinct = "SELECT DISTINCT k, upper(d) FROM t";
+    spark.sql("CREATE MATERIALIZED VIEW dst AS " + distinct);
 
     spark.sql("INSERT INTO t VALUES (5, 'c', 5.00, 'z'), (6, 'a', NULL, 'x')");
     spark.sql("UPDATE t SET v = 10.00 WHERE id = 2");
     spark.sql("DELETE FROM t WHERE id = 4");
     spark.sql("DELETE FROM t WHERE k = 'c'");
-    for (String mv : new String[] {"lin", "grp", "cnt", "gold"}) {
+    for (String mv : new String[] {"lin", "grp", "cnt", "gold", "dst"}) {
       Row result = refresh(mv);
       assertThat(result.getString(1)).as("refresh type of %s: %s", mv, result.getString(2)).isEqualTo("INCREMENTAL");
     }
@@ -57,6 +59,7 @@ class IncrementalRefreshTest {
     assertMatches("grp", grouped);
     assertMatches("cnt", counters);
     assertMatches("gold", "SELECT k, COUNT(*) AS n FROM (" + linear + ") GROUP BY k");
+    assertMatches("dst", distinct);
 
     // A group that empties out is deleted, and a SUM whose inputs are all NULL again is NULL.
     spark.sql("DELETE FROM t WHERE k = 'a' AND v IS NOT NULL");
