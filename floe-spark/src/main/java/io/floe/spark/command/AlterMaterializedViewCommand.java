@@ -16,7 +16,7 @@ import org.apache.spark.sql.classic.SparkSession;
  * {@code ALTER MATERIALIZED VIEW}: schedule, refresh policy and properties. These change view
  * properties only, not the view version, so the stored data stays valid.
  */
-public final class AlterMaterializedViewCommand extends FloeCommand {
+public final class AlterMaterializedViewCommand extends FloeCommand<AlterMaterializedView> {
   /** Properties that carry Floe's own bookkeeping and cannot be set by hand. */
   private static final Set<String> RESERVED =
       Set.of(
@@ -25,24 +25,18 @@ public final class AlterMaterializedViewCommand extends FloeCommand {
           MaterializedView.SOURCES,
           "spark.query-column-names");
 
-  private final AlterMaterializedView statement;
 
   public AlterMaterializedViewCommand(AlterMaterializedView statement) {
-    super(List.of());
-    this.statement = statement;
+    super(statement, List.of());
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "alter materialized view");
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "alter materialized view");
     UpdateViewProperties update = mv.view().updateProperties();
-    AlterAction action = statement.action();
+    AlterAction action = statement().action();
     if (action instanceof AlterAction.SetSchedule) {
       update.set(MaterializedViewProperties.SCHEDULE, ((AlterAction.SetSchedule) action).schedule().toSql());
     } else if (action instanceof AlterAction.DropSchedule) {

@@ -42,32 +42,26 @@ import org.apache.spark.sql.types.StructType;
  * storage table and the Iceberg view that points to it, then runs the first refresh unless the
  * statement ends with {@code WITH NO DATA}.
  */
-public final class CreateMaterializedViewCommand extends FloeCommand {
+public final class CreateMaterializedViewCommand extends FloeCommand<CreateMaterializedView> {
   /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
   private static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
 
-  private final CreateMaterializedView statement;
 
   public CreateMaterializedViewCommand(CreateMaterializedView statement) {
-    super(RefreshOutput.attributes());
-    this.statement = statement;
+    super(statement, RefreshOutput.attributes());
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    ResolvedName name = catalog.resolve(statement.name());
+    ResolvedName name = catalog.resolve(statement().name());
     ViewCatalog views = name.viewCatalog();
     Optional<MaterializedView> existing = catalog.load(name);
-    if (existing.isPresent() && statement.ifNotExists()) {
+    if (existing.isPresent() && statement().ifNotExists()) {
       return List.of();
     }
-    if (existing.isPresent() && !statement.orReplace()) {
+    if (existing.isPresent() && !statement().orReplace()) {
       throw new FloeException(
           "Cannot create materialized view " + name + ": it already exists; use CREATE OR REPLACE or IF NOT EXISTS");
     }
@@ -83,7 +77,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
     String defaultCatalog = spark.sessionState().catalogManager().currentCatalog().name();
     List<String> defaultNamespace = Arrays.asList(spark.sessionState().catalogManager().currentNamespace());
     SourcePinning pinning = new SourcePinning(spark);
-    LogicalPlan parsed = pinning.parse(statement.query());
+    LogicalPlan parsed = pinning.parse(statement().query());
     DefinitionValidator.checkClauses(name.toString(), parsed);
     List<ResolvedName> sources = pinning.sourceNames(parsed, defaultCatalog, defaultNamespace);
     checkNoCycle(catalog, name, sources);
@@ -92,7 +86,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
     StructType schema;
     DefinitionShape shape;
     try {
-      pinned = pinning.pin(statement.query(), defaultCatalog, defaultNamespace);
+      pinned = pinning.pin(statement().query(), defaultCatalog, defaultNamespace);
       Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
       DefinitionValidator.checkDeterministic(name.toString(), rows.queryExecution().analyzed());
       schema = rows.schema();
@@ -127,7 +121,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
       views
           .buildView(name.identifier())
           .withSchema(SparkSchemaUtil.convert(viewSchema))
-          .withQuery(MaterializedView.DIALECT, statement.query())
+          .withQuery(MaterializedView.DIALECT, statement().query())
           .withDefaultCatalog(defaultCatalog)
           .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
           .withProperties(viewProperties(storage, schema, pinned, layout))
@@ -137,7 +131,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
       throw new FloeException("Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
     }
 
-    if (!statement.withData()) {
+    if (!statement().withData()) {
       return List.of();
     }
     MaterializedView created = catalog.loadExisting(name, "refresh");
@@ -180,7 +174,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
 
   /** Renames and comments the query's columns as the optional column list says. */
   private StructType applyColumnList(ResolvedName name, StructType schema) {
-    List<ColumnSpec> columns = statement.columns();
+    List<ColumnSpec> columns = statement().columns();
     StructField[] fields = schema.fields();
     if (!columns.isEmpty() && columns.size() != fields.length) {
       throw new FloeException(
@@ -215,17 +209,17 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
     properties.put("write.delete.mode", "merge-on-read");
     properties.put("write.update.mode", "merge-on-read");
     properties.put("write.merge.mode", "merge-on-read");
-    properties.putAll(statement.tableProperties());
+    properties.putAll(statement().tableProperties());
     properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
-    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));
+    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
     StringBuilder ddl = new StringBuilder("CREATE TABLE ").append(storage.quoted()).append(" (");
     ddl.append(
         Arrays.stream(schema.fields())
             .map(f -> "`" + f.name().replace("`", "``") + "` " + f.dataType().sql())
             .collect(Collectors.joining(", ")));
     ddl.append(") USING iceberg");
-    if (!statement.partitionedBy().isEmpty()) {
-      ddl.append(" PARTITIONED BY (").append(String.join(", ", statement.partitionedBy())).append(")");
+    if (!statement().partitionedBy().isEmpty()) {
+      ddl.append(" PARTITIONED BY (").append(String.join(", ", statement().partitionedBy())).append(")");
     }
     ddl.append(" TBLPROPERTIES (");
     ddl.append(
@@ -246,7 +240,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
    * rows when the MV is refreshed in full only.
    */
   private StorageLayout chooseLayout(ResolvedName name, DefinitionShape shape) {
-    RefreshPolicy policy = statement.refreshPolicy().orElse(RefreshPolicy.AUTO);
+    RefreshPolicy policy = statement().refreshPolicy().orElse(RefreshPolicy.AUTO);
     if (policy == RefreshPolicy.FULL) {
       return StorageLayout.PLAIN;
     }
@@ -280,10 +274,10 @@ public final class CreateMaterializedViewCommand extends FloeCommand {
     properties.put(StorageLayout.PROPERTY, layout.name());
     properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
     properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));
-    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement.managed()));
-    statement.comment().ifPresent(c -> properties.put(MaterializedViewProperties.COMMENT, c));
-    statement.schedule().ifPresent(s -> properties.put(MaterializedViewProperties.SCHEDULE, s.toSql()));
-    statement
+    properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
+    statement().comment().ifPresent(c -> properties.put(MaterializedViewProperties.COMMENT, c));
+    statement().schedule().ifPresent(s -> properties.put(MaterializedViewProperties.SCHEDULE, s.toSql()));
+    statement()
         .refreshPolicy()
         .ifPresent(p -> properties.put(MaterializedViewProperties.REFRESH_POLICY, p.name()));
     properties.put(QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));

@@ -24,21 +24,15 @@ import org.apache.spark.sql.types.StructField;
  * {@code DESCRIBE [EXTENDED] mv}: the view's columns and, extended, its definition, storage
  * table, schedule, last refresh and freshness.
  */
-public final class DescribeMaterializedViewCommand extends FloeCommand {
+public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeRelation> {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
 
-  private final DescribeRelation statement;
 
   public DescribeMaterializedViewCommand(DescribeRelation statement) {
-    super(List.of(stringColumn("col_name"), stringColumn("data_type"), stringColumn("comment")));
-    this.statement = statement;
+    super(statement, List.of(stringColumn("col_name"), stringColumn("data_type"), stringColumn("comment")));
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   static String formatTime(long epochMillis) {
     return TIME.format(Instant.ofEpochMilli(epochMillis));
@@ -47,12 +41,12 @@ public final class DescribeMaterializedViewCommand extends FloeCommand {
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "describe");
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "describe");
     List<Row> rows = new ArrayList<>();
     for (StructField field : SparkSchemaUtil.convert(mv.view().schema()).fields()) {
       rows.add(RowFactory.create(field.name(), field.dataType().simpleString(), field.getComment().getOrElse(() -> null)));
     }
-    if (!statement.extended()) {
+    if (!statement().extended()) {
       return rows;
     }
     Table storage = mv.storageTable();

@@ -17,32 +17,26 @@ import org.apache.spark.sql.classic.SparkSession;
  * {@code DROP MATERIALIZED VIEW [IF EXISTS] name [CASCADE]}: removes the view and purges its
  * storage table. Refuses while other materialized views read it, unless CASCADE drops them too.
  */
-public final class DropMaterializedViewCommand extends FloeCommand {
-  private final DropMaterializedView statement;
+public final class DropMaterializedViewCommand extends FloeCommand<DropMaterializedView> {
 
   public DropMaterializedViewCommand(DropMaterializedView statement) {
-    super(List.of());
-    this.statement = statement;
+    super(statement, List.of());
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    ResolvedName name = catalog.resolve(statement.name());
+    ResolvedName name = catalog.resolve(statement().name());
     Optional<MaterializedView> mv = catalog.load(name);
     if (mv.isEmpty()) {
-      if (statement.ifExists()) {
+      if (statement().ifExists()) {
         return List.of();
       }
       catalog.loadExisting(name, "drop materialized view");
     }
     List<MaterializedView> readers = RefreshMaterializedViewCommand.downstreamInOrder(catalog, mv.get());
-    if (!readers.isEmpty() && !statement.cascade()) {
+    if (!readers.isEmpty() && !statement().cascade()) {
       throw new FloeException(
           "Cannot drop materialized view "
               + name

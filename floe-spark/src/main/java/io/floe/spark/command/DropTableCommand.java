@@ -26,20 +26,14 @@ import scala.collection.immutable.Seq;
  * reads it unless {@code CASCADE} drops them first, and refuses to drop an MV's storage table.
  * The drop itself is Spark's, planned from the statement without {@code CASCADE}.
  */
-public final class DropTableCommand extends FloeCommand {
-  private final DropTable statement;
+public final class DropTableCommand extends FloeCommand<DropTable> {
   private final LogicalPlan sparkDrop;
 
   public DropTableCommand(DropTable statement, LogicalPlan sparkDrop) {
-    super(List.of());
-    this.statement = statement;
+    super(statement, List.of());
     this.sparkDrop = sparkDrop;
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   /** Spark copies plan nodes through their constructor; the planned drop is its second argument. */
   @Override
@@ -52,7 +46,7 @@ public final class DropTableCommand extends FloeCommand {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
     ResolvedName name;
     try {
-      name = catalog.resolve(statement.name());
+      name = catalog.resolve(statement().name());
     } catch (FloeException notIceberg) {
       Dataset.ofRows(spark, sparkDrop);
       return List.of();
@@ -72,7 +66,7 @@ public final class DropTableCommand extends FloeCommand {
     }
     List<MaterializedView> direct = catalog.readersOf(name);
     if (!direct.isEmpty()) {
-      if (!statement.cascade()) {
+      if (!statement().cascade()) {
         throw new FloeException(
             "Cannot drop table "
                 + name

@@ -14,23 +14,17 @@ import org.apache.spark.sql.classic.SparkSession;
  * {@code EXPLAIN REFRESH MATERIALIZED VIEW name}: what a refresh would do now, per source and for
  * the definition, and the reason for a full refresh, without running it.
  */
-public final class ExplainRefreshCommand extends FloeCommand {
-  private final ExplainRefresh statement;
+public final class ExplainRefreshCommand extends FloeCommand<ExplainRefresh> {
 
   public ExplainRefreshCommand(ExplainRefresh statement) {
-    super(List.of(stringColumn("item"), stringColumn("detail")));
-    this.statement = statement;
+    super(statement, List.of(stringColumn("item"), stringColumn("detail")));
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "explain the refresh of");
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "explain the refresh of");
     List<Row> rows = new ArrayList<>();
     for (String[] line : new RefreshExecutor(spark).explain(mv)) {
       rows.add(RowFactory.create((Object[]) line));

@@ -26,18 +26,22 @@ import scala.jdk.javaapi.CollectionConverters;
  * implements {@link RunnableCommand}, so Spark's planner wraps it in its own command executor. The
  * single product element is the statement, which keeps {@code makeCopy} working.
  */
-public abstract class FloeCommand extends LogicalPlan implements RunnableCommand {
+public abstract class FloeCommand<S> extends LogicalPlan implements RunnableCommand {
+  private final S statement;
   private final Seq<Attribute> output;
 
-  protected FloeCommand(List<Attribute> output) {
+  protected FloeCommand(S statement, List<Attribute> output) {
+    this.statement = statement;
     this.output = CollectionConverters.asScala(output).toList();
   }
 
   /** Runs the statement and returns its result rows, in the order of {@link #output()}. */
   protected abstract List<Row> execute(org.apache.spark.sql.classic.SparkSession spark);
 
-  /** The statement this command runs, as its one product element. */
-  protected abstract Object statement();
+  /** The statement this command runs, its one product element. */
+  protected final S statement() {
+    return statement;
+  }
 
   @Override
   public final Seq<Row> run(SparkSession spark) {
@@ -104,7 +108,7 @@ public abstract class FloeCommand extends LogicalPlan implements RunnableCommand
 
   @Override
   public boolean equals(Object o) {
-    return o != null && o.getClass() == getClass() && ((FloeCommand) o).statement().equals(statement());
+    return o != null && o.getClass() == getClass() && ((FloeCommand<?>) o).statement().equals(statement());
   }
 
   @Override

@@ -16,29 +16,23 @@ import org.apache.spark.sql.classic.SparkSession;
  * {@code REFRESH MATERIALIZED VIEW name [FULL] [CASCADE]}: refreshes the view, and with CASCADE
  * every materialized view that reads it, directly or not, sources before readers.
  */
-public final class RefreshMaterializedViewCommand extends FloeCommand {
-  private final RefreshMaterializedView statement;
+public final class RefreshMaterializedViewCommand extends FloeCommand<RefreshMaterializedView> {
 
   public RefreshMaterializedViewCommand(RefreshMaterializedView statement) {
-    super(RefreshOutput.attributes());
-    this.statement = statement;
+    super(statement, RefreshOutput.attributes());
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "refresh");
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "refresh");
     RefreshExecutor executor = new RefreshExecutor(spark);
     List<Row> rows = new ArrayList<>();
-    rows.add(RefreshOutput.row(executor.refresh(mv, statement.full())));
-    if (statement.cascade()) {
+    rows.add(RefreshOutput.row(executor.refresh(mv, statement().full())));
+    if (statement().cascade()) {
       for (MaterializedView reader : downstreamInOrder(catalog, mv)) {
-        rows.add(RefreshOutput.row(executor.refresh(reader, statement.full())));
+        rows.add(RefreshOutput.row(executor.refresh(reader, statement().full())));
       }
     }
     return rows;

@@ -20,23 +20,17 @@ import org.apache.spark.sql.classic.SparkSession;
  * view ({@code isMaterializedView}, {@code lastRefreshType}, {@code viewOriginalText}, {@code
  * current-snapshot-id}).
  */
-public final class ShowMaterializedViewPropertiesCommand extends FloeCommand {
-  private final ShowTableProperties statement;
+public final class ShowMaterializedViewPropertiesCommand extends FloeCommand<ShowTableProperties> {
 
   public ShowMaterializedViewPropertiesCommand(ShowTableProperties statement) {
-    super(List.of(stringColumn("key"), stringColumn("value")));
-    this.statement = statement;
+    super(statement, List.of(stringColumn("key"), stringColumn("value")));
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement.name()), "show properties of");
+    MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "show properties of");
     Table storage = mv.storageTable();
     Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
     Map<String, String> properties = new TreeMap<>(mv.properties());
@@ -48,8 +42,8 @@ public final class ShowMaterializedViewPropertiesCommand extends FloeCommand {
         storage.currentSnapshot() == null ? "none" : Long.toString(storage.currentSnapshot().snapshotId()));
     properties.put("storageTable", mv.storageName().toString());
     List<Row> rows = new ArrayList<>();
-    if (statement.key().isPresent()) {
-      String key = statement.key().get();
+    if (statement().key().isPresent()) {
+      String key = statement().key().get();
       rows.add(
           RowFactory.create(
               key,

@@ -18,11 +18,10 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.classic.SparkSession;
 
 /** {@code SHOW MATERIALIZED VIEWS [FROM|IN namespace] [LIKE 'pattern']}. */
-public final class ShowMaterializedViewsCommand extends FloeCommand {
-  private final ShowMaterializedViews statement;
+public final class ShowMaterializedViewsCommand extends FloeCommand<ShowMaterializedViews> {
 
   public ShowMaterializedViewsCommand(ShowMaterializedViews statement) {
-    super(
+    super(statement, 
         List.of(
             stringColumn("namespace"),
             stringColumn("viewName"),
@@ -30,13 +29,8 @@ public final class ShowMaterializedViewsCommand extends FloeCommand {
             stringColumn("lastRefreshTime"),
             stringColumn("freshness"),
             stringColumn("schedule")));
-    this.statement = statement;
   }
 
-  @Override
-  protected Object statement() {
-    return statement;
-  }
 
   @Override
   protected List<Row> execute(SparkSession spark) {
@@ -44,8 +38,8 @@ public final class ShowMaterializedViewsCommand extends FloeCommand {
     var catalogs = spark.sessionState().catalogManager();
     String catalogName = catalogs.currentCatalog().name();
     List<String> namespace = Arrays.asList(catalogs.currentNamespace());
-    if (statement.namespace().isPresent()) {
-      List<String> parts = statement.namespace().get().parts();
+    if (statement().namespace().isPresent()) {
+      List<String> parts = statement().namespace().get().parts();
       if (parts.size() > 1 && catalogs.isCatalogRegistered(parts.get(0))) {
         catalogName = parts.get(0);
         namespace = parts.subList(1, parts.size());
@@ -53,7 +47,7 @@ public final class ShowMaterializedViewsCommand extends FloeCommand {
         namespace = parts;
       }
     }
-    Optional<Pattern> like = statement.likePattern().map(ShowMaterializedViewsCommand::likeToRegex);
+    Optional<Pattern> like = statement().likePattern().map(ShowMaterializedViewsCommand::likeToRegex);
     FreshnessCheck freshness = new FreshnessCheck(catalog);
     List<Row> rows = new ArrayList<>();
     for (MaterializedView mv : catalog.list(catalogName, Namespace.of(namespace.toArray(new String[0])))) {
