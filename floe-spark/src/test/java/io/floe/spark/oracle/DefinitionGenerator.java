@@ -1,0 +1,249 @@
+package io.floe.spark.oracle;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Random materialized view definitions over the oracle's source tables (columns {@code id INT, k1
+ * STRING, k2 INT, v DECIMAL(10,2), d DOUBLE, s STRING, ts TIMESTAMP}): linear ones, aggregates
+ * that Floe maintains incrementally, and shapes it must refresh in full. Every output column has a
+ * distinct name, so the oracle can compare the view with its recomputation column by column.
+ */
+final class DefinitionGenerator {
+  private static final String[] PREDICATES = {
+    "k2 > 1",
+    "k2 IN (0, 2)",
+    "k1 IS NULL",
+    "k1 IS NOT NULL",
+    "k1 IN ('a', 'b')",
+    "v >= 2.50",
+    "v IS NULL",
+    "s LIKE 'x%'",
+    "s LIKE '%-%'",
+    "d < 0.75",
+    "id % 2 = 0",
+    "ts >= TIMESTAMP '2024-01-02 00:00:00'",
+    "NOT (k2 <=> 1)",
+    "upper(k1) = 'A'",
+    "to_date(ts) = DATE '2024-01-01'",
+    "v * 2 > d",
+  };
+
+  private static final String[] LINEAR_COLUMNS = {
+    "id",
+    "k1",
+    "k2",
+    "v",
+    "d",
+    "s",
+    "ts",
+    "CAST(k2 AS STRING) AS k2_text",
+    "CAST(v AS DOUBLE) AS v_double",
+    "CAST(id AS BIGINT) * 10 AS id_times_ten",
+    "CASE WHEN v > 3 THEN 'high' WHEN v IS NULL THEN 'none' ELSE 'low' END AS v_band",
+    "v * 2 + 1 AS v_scaled",
+    "d * 3 - id AS d_shifted",
+    "-d AS d_negated",
+    "id + k2 AS id_plus_k2",
+    "upper(k1) AS k1_upper",
+    "lower(s) AS s_lower",
+    "concat(k1, '-', s) AS k1_s",
+    "substr(s, 1, 2) AS s_prefix",
+    "date_trunc('HOUR', ts) AS ts_hour",
+    "to_date(ts) AS ts_date",
+    "coalesce(k1, 'none') AS k1_or_none",
+  };
+
+  /** Grouping expressions with the name they are selected under. */
+  private static final String[][] GROUP_KEYS = {
+    {"k1", "k1"},
+    {"k2", "k2"},
+    {"upper(k1)", "k1_upper"},
+    {"date_trunc('DAY', ts)", "day"},
+    {"k2 % 2", "k2_parity"},
+    {"coalesce(k1, 'none')", "k1_or_none"},
+    {"to_date(ts)", "ts_date"},
+  };
+
+  private static final String[] AGGREGATES = {
+    "COUNT(*) AS n",
+    "COUNT(v) AS v_count",
+    "SUM(v) AS v_sum",
+    "SUM(d) AS d_sum",
+    "AVG(v) AS v_avg",
+    "MIN(v) AS v_min",
+    "MAX(s) AS s_max",
+    "COUNT(DISTINCT s) AS s_distinct",
+    "COUNT(1) AS n_one",
+    "SUM(k2) AS k2_sum",
+    "MIN(ts) AS ts_min",
+    "MAX(d) AS d_max",
+    "SUM(v * 2) AS v_doubled_sum",
+    "SUM(v) + 1 AS v_sum_plus_one",
+    "AVG(d) AS d_avg",
+    "SUM(CASE WHEN s LIKE 'x%' THEN 1 ELSE 0 END) AS x_count",
+    "SUM(DISTINCT v) AS v_distinct_sum",
+    "COUNT(*) FILTER (WHERE k2 > 1) AS n_k2_above_one",
+  };
+
+  private final Random random;
+
+  DefinitionGenerator(Random random) {
+    this.random = random;
+  }
+
+  /** Filters, projections and sometimes a generator over {@code source}. */
+  OracleDefinition linear(String source) {
+    List<String> select = pick(LINEAR_COLUMNS, 2 + random.nextInt(4));
+    String from = "{" + source + "}";
+    if (random.nextInt(5) == 0) {
+      if (random.nextBoolean()) {
+        from += " LATERAL VIEW explode(array(k2, id)) g AS x";
+        select.add("x");
+      } else {
+        from += " LATERAL VIEW OUTER explode(split(s, '-')) g AS part";
+        select.add("part");
+      }
+    }
+    String sql = "SELECT " + String.join(", ", select) + " FROM " + from + optionalWhere(3);
+    String partitionColumn =
+        select.stream().filter(c -> List.of("id", "k1", "k2", "ts_date").contains(c.replaceAll(".* AS ", ""))).findFirst()
+            .map(c -> c.replaceAll(".* AS ", "")).orElse(null);
+    return new OracleDefinition(OracleShape.LINEAR, sql, List.of(source), partitionColumn);
+  }
+
+  /** A GROUP BY over {@code source} selecting every grouping expression, with a WHERE now and then. */
+  OracleDefinition aggregate(String source) {
+    List<String[]> keys = new ArrayList<>(List.of(GROUP_KEYS));
+    Collections.shuffle(keys, random);
+    keys = keys.subList(0, 1 + random.nextInt(2));
+    List<String> select = new ArrayList<>();
+    for (String[] key : keys) {
+      select.add(key[0].equals(key[1]) ? key[0] : key[0] + " AS " + key[1]);
+    }
+    // Now and then no aggregate at all: a GROUP BY that only deduplicates its keys.
+    select.addAll(pick(AGGREGATES, random.nextInt(8) == 0 ? 0 : 1 + random.nextInt(4)));
+    if (random.nextBoolean()) {
+      Collections.shuffle(select, random);
+    }
+    String from = "{" + source + "}";
+    if (random.nextInt(8) == 0) {
+      from += " LATERAL VIEW explode(array(v, v + 1)) g AS x";
+      select.add("SUM(x) AS x_sum");
+    }
+    List<String> groupBy = new ArrayList<>();
+    int style = random.nextInt(4);
+    for (String[] key : keys) {
+      if (style == 0) {
+        groupBy.add(String.valueOf(select.indexOf(key[0].equals(key[1]) ? key[0] : key[0] + " AS " + key[1]) + 1));
+      } else if (style == 1) {
+        groupBy.add(key[1]);
+      } else {
+        groupBy.add(key[0]);
+      }
+    }
+    String sql =
+        "SELECT " + String.join(", ", select) + " FROM " + from + optionalWhere(2) + " GROUP BY " + String.join(", ", groupBy);
+    return new OracleDefinition(OracleShape.AGGREGATE, sql, List.of(source), keys.get(0)[1]);
+  }
+
+  /** How many kinds {@link #rotatingShape(int)} knows. */
+  static final int ROTATING_SHAPES = 8;
+
+  /**
+   * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
+   * ALL and DISTINCT (maintained incrementally, except a UNION ALL reading one table twice), and
+   * window, HAVING, global aggregate, subquery or unselected GROUP BY key (refreshed in full).
+   */
+  OracleDefinition rotatingShape(int kind) {
+    String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
+    List<String> one = List.of(t.substring(1, 3));
+    switch (Math.floorMod(kind, ROTATING_SHAPES)) {
+      case 0:
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.JOIN,
+                "SELECT a.id, a.k1, b.k2 AS b_k2, a.v, b.s AS b_s FROM {t1} a JOIN {t2} b ON a.id = b.id"
+                    + (random.nextBoolean() ? " WHERE a.k2 IS NOT NULL" : ""),
+                List.of("t1", "t2"))
+            : new OracleDefinition(
+                OracleShape.JOIN,
+                "SELECT a.k1, COUNT(*) AS n, SUM(b.v) AS b_v_sum FROM {t1} a JOIN {t2} b ON a.k1 = b.k1 AND a.k2 = b.k2"
+                    + " GROUP BY a.k1",
+                List.of("t1", "t2"));
+      case 1:
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.UNION_ALL,
+                "SELECT id, k1, v FROM {t1}" + optionalWhere(2) + " UNION ALL SELECT id, k1, v FROM {t2}" + optionalWhere(2),
+                List.of("t1", "t2"))
+            : new OracleDefinition(
+                OracleShape.SELF_UNION_ALL,
+                "SELECT id, k1, d FROM " + t + " WHERE k2 = 1 UNION ALL SELECT id, k1, d FROM " + t + " WHERE k2 <> 0",
+                one);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.DISTINCT,
+            random.nextBoolean()
+                ? "SELECT DISTINCT k1, k2 FROM " + t + optionalWhere(2)
+                : "SELECT DISTINCT upper(k1) AS k1_upper, s FROM " + t + optionalWhere(2),
+            one);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            random.nextBoolean()
+                ? "SELECT id, k1, v, SUM(v) OVER (PARTITION BY k1) AS k1_v_sum,"
+                    + " rank() OVER (PARTITION BY k2 ORDER BY v) AS v_rank FROM " + t
+                : "SELECT id, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n,"
+                    + " MAX(d) OVER (PARTITION BY k1) AS k1_d_max FROM " + t + optionalWhere(2),
+            one);
+      case 4:
+        String[] havings = {"COUNT(*) > 2", "SUM(v) IS NOT NULL", "MAX(s) >= 'x'"};
+        return new OracleDefinition(
+            OracleShape.HAVING,
+            "SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + optionalWhere(3)
+                + " GROUP BY k1 HAVING " + havings[random.nextInt(havings.length)],
+            one);
+      case 5:
+        return new OracleDefinition(
+            OracleShape.GLOBAL_AGGREGATE,
+            "SELECT COUNT(*) AS n, SUM(v) AS v_sum, MAX(s) AS s_max, SUM(d) AS d_sum, MIN(ts) AS ts_min FROM " + t
+                + optionalWhere(2),
+            one);
+      case 6:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT id, k1, v FROM {t1} WHERE k1 IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
+            List.of("t1", "t2"));
+      default:
+        return new OracleDefinition(
+            OracleShape.UNSELECTED_GROUP_KEY,
+            "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1",
+            one);
+    }
+  }
+
+  /** " WHERE ..." with one or two predicates, one time in {@code oneIn}, otherwise "". */
+  private String optionalWhere(int oneIn) {
+    if (random.nextInt(oneIn) == 0) {
+      return "";
+    }
+    String first = PREDICATES[random.nextInt(PREDICATES.length)];
+    switch (random.nextInt(3)) {
+      case 0:
+        return " WHERE " + first + " AND " + PREDICATES[random.nextInt(PREDICATES.length)];
+      case 1:
+        return " WHERE (" + first + " OR " + PREDICATES[random.nextInt(PREDICATES.length)] + ")";
+      default:
+        return " WHERE " + first;
+    }
+  }
+
+  private List<String> pick(String[] pool, int count) {
+    List<String> shuffled = new ArrayList<>(List.of(pool));
+    Collections.shuffle(shuffled, random);
+    return new ArrayList<>(shuffled.subList(0, Math.min(count, shuffled.size())));
+  }
+}

@@ -1,0 +1,399 @@
+package io.floe.spark.oracle;
+
+import io.floe.mv.RefreshState;
+import io.floe.mv.RefreshStateParser;
+import io.floe.mv.SourceState;
+import io.floe.spark.EmbeddedLakehouse;
+import io.floe.spark.SharedSpark;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Differential test oracle of incremental refresh: random materialized view definitions over
+ * random Iceberg source tables, random changes to the sources, and after every refresh a
+ * comparison of the view with a full recomputation of its definition at the source snapshots its
+ * refresh state records.
+ *
+ * <p>Each seed creates two source tables ({@code id INT, k1 STRING, k2 INT, v DECIMAL(10,2), d
+ * DOUBLE, s STRING, ts TIMESTAMP}), each in format v2 copy-on-write, v2 merge-on-read or v3
+ * merge-on-read, now and then partitioned, and four views: a linear one (filters, projections,
+ * CAST, CASE, arithmetic, string and date functions, generators), an aggregate one (GROUP BY one
+ * or two keys or key expressions, COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), a WHERE) and two
+ * rotating ones (two of: inner join, UNION ALL of two tables or of one table twice, DISTINCT,
+ * window function, HAVING, global aggregate, subquery, GROUP BY with an unselected key;
+ * consecutive seeds take them in turn). Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
+ * random INSERTs (exact duplicates included), UPDATEs, DELETEs (whole groups now and then), MERGEs
+ * or compactions, then refreshes most views, some of them twice in a row.
+ *
+ * <p>After every refresh the oracle asserts that:
+ *
+ * <ul>
+ *   <li>the refresh type is NO_CHANGE when none of the view's sources moved since its last
+ *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
+ *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT) and FULL, with a reason, for
+ *       the others;
+ *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
+ *       one already verified), and its {@code refresh-state} records exactly the view's sources at
+ *       their current snapshots;
+ *   <li>the view equals its definition recomputed with every source read {@code VERSION AS OF}
+ *       the recorded snapshot: {@code EXCEPT ALL} empty both ways, checked in one pass as a
+ *       per-row count difference; DOUBLE columns rounded to 6 decimals on both sides, since
+ *       incremental sums add in another order; DECIMALs exact. A NO_CHANGE refresh commits
+ *       nothing, so its rows are the ones compared after the previous refresh.
+ * </ul>
+ *
+ * <p>A failing seed's assertion message carries a replay script: every statement the seed ran, in
+ * order, then the failed check as {@code EXCEPT ALL} queries, ready for {@code bin/floe sql -f}. At
+ * the end of the run the number of INCREMENTAL, FULL and NO_CHANGE refreshes per shape is printed
+ * to standard output (with Maven, in {@code
+ * floe-spark/target/surefire-reports/io.floe.spark.oracle.DifferentialOracleTest-output.txt}).
+ *
+ * <p>System properties (pass them to Maven with {@code -D...}):
+ *
+ * <ul>
+ *   <li>{@code floe.oracle.seeds} (default 4): how many seeds;
+ *   <li>{@code floe.oracle.steps} (default 4): steps per seed;
+ *   <li>{@code floe.oracle.firstSeed} (default 1): the first seed, so runs can cover other seeds;
+ *   <li>{@code floe.oracle.seed}: run this one seed only, to replay a failure.
+ * </ul>
+ *
+ * <p>The defaults take under three minutes on two cores, most of it Spark warming up. A long run,
+ * about four seconds per step once warm: {@code mvn -o -pl floe-spark test
+ * -Dtest='io.floe.spark.oracle.*Test' -Dfloe.oracle.seeds=30 -Dfloe.oracle.steps=20}.
+ */
+public class DifferentialOracleTest {
+  private static final int DEFAULT_SEEDS = 4;
+  private static final int DEFAULT_STEPS = 4;
+  private static final RefreshTally TALLY = new RefreshTally();
+  private static Catalog icebergCatalog;
+
+  @TestFactory
+  Stream<DynamicTest> everyRefreshMatchesFullRecomputationAtThePinnedSnapshots() {
+    int steps = Integer.getInteger("floe.oracle.steps", DEFAULT_STEPS);
+    Long only = Long.getLong("floe.oracle.seed");
+    LongStream seeds =
+        only != null
+            ? LongStream.of(only)
+            : LongStream.range(0, Integer.getInteger("floe.oracle.seeds", DEFAULT_SEEDS))
+                .map(i -> i + Long.getLong("floe.oracle.firstSeed", 1L));
+    return seeds.mapToObj(
+        seed -> DynamicTest.dynamicTest("seed " + seed, () -> new SeedRun(seed).playOrFailWithReplayScript(steps)));
+  }
+
+  @AfterAll
+  static void printRefreshTypesPerShape() {
+    long cpuMs =
+        ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime() / 1_000_000;
+    System.out.println(TALLY.report() + "test JVM CPU time: " + cpuMs + " ms");
+  }
+
+  /** The lake catalog as a plain Iceberg catalog, to read storage snapshots and source states. */
+  static synchronized Catalog iceberg() {
+    if (icebergCatalog == null) {
+      String prefix = "spark.sql.catalog.lake.";
+      Map<String, String> properties = new LinkedHashMap<>();
+      EmbeddedLakehouse.sparkConf(SharedSpark.warehouse(), "lake")
+          .forEach(
+              (key, value) -> {
+                if (key.startsWith(prefix)) {
+                  properties.put(key.substring(prefix.length()), value);
+                }
+              });
+      icebergCatalog = CatalogUtil.buildIcebergCatalog("lake", properties, new Configuration());
+    }
+    return icebergCatalog;
+  }
+
+  /** A materialized view of a seed, with the source snapshots of its last refresh. */
+  private static final class OracleView {
+    final String name;
+    final OracleDefinition definition;
+    Map<String, Long> recordedSnapshots = Map.of();
+    List<String> comparedColumns = List.of();
+    List<String> comparedNames = List.of();
+    Long verifiedStorageSnapshot;
+
+    OracleView(String name, OracleDefinition definition) {
+      this.name = name;
+      this.definition = definition;
+    }
+  }
+
+  /** One seed: its sources, views, operations and the script of everything it ran. */
+  static final class SeedRun {
+    private final long seed;
+    private final Random random;
+    private final SparkSession spark = SharedSpark.session();
+    private final SourceWorkload workload;
+    private final DefinitionGenerator definitions;
+    private final ReplayScript script;
+    private final List<OracleView> views = new ArrayList<>();
+    private final List<String> failedCheck = new ArrayList<>();
+    private String ns;
+    private int operations;
+
+    SeedRun(long seed) {
+      this.seed = seed;
+      this.random = new Random(seed);
+      this.workload = new SourceWorkload(random);
+      this.definitions = new DefinitionGenerator(random);
+      this.script = new ReplayScript(seed);
+    }
+
+    void playOrFailWithReplayScript(int steps) {
+      long start = System.currentTimeMillis();
+      try {
+        play(steps);
+      } catch (Throwable failure) {
+        failedCheck.forEach(script::statement);
+        String message = failure instanceof AssertionError ? failure.getMessage() : failure.toString();
+        throw new AssertionError(
+            "seed " + seed + " failed: " + message
+                + "\n\n-- Replay script (bin/floe sql -f), every statement of the seed in order:\n" + script.text(),
+            failure);
+      }
+      TALLY.countSeed(steps, operations);
+      System.out.printf("seed %d: %d steps in %d ms%n", seed, steps, System.currentTimeMillis() - start);
+    }
+
+    private void play(int steps) {
+      ns = SharedSpark.freshNamespace("oracle_s" + seed);
+      script.statement("CREATE NAMESPACE lake." + ns);
+      for (String table : List.of("t1", "t2")) {
+        String format = workload.randomFormat();
+        String partitioning = workload.randomPartitioning();
+        script.comment(table + " is " + format + (partitioning.isEmpty() ? "" : ", partitioned by " + partitioning));
+        execute(workload.createTable(q(table), format, partitioning));
+        execute(workload.insert(q(table), 8 + random.nextInt(10)));
+        if (random.nextBoolean()) {
+          change(table);
+        }
+      }
+      // Two of the full-refresh shapes per seed, in turn, so that consecutive seeds cover them all.
+      List<OracleDefinition> chosen =
+          List.of(
+              definitions.linear(randomSource()),
+              definitions.aggregate(randomSource()),
+              definitions.rotatingShape((int) (2 * seed)),
+              definitions.rotatingShape((int) (2 * seed + 1)));
+      for (int i = 0; i < chosen.size(); i++) {
+        OracleDefinition definition = chosen.get(i);
+        OracleView view = new OracleView("mv" + (i + 1) + "_" + definition.shape().name().toLowerCase(), definition);
+        views.add(view);
+        execute("CREATE MATERIALIZED VIEW " + q(view.name) + storageClauses(definition) + " AS " + definition.sql(this::q));
+        view.comparedColumns = comparedColumns(view);
+        view.comparedNames =
+            Arrays.stream(spark.table(q(view.name)).schema().names())
+                .map(n -> "`" + n.replace("`", "``") + "`")
+                .collect(Collectors.toList());
+        verifyContents(view, null, "after CREATE");
+      }
+      for (int step = 1; step <= steps; step++) {
+        int changes = 1 + random.nextInt(3);
+        for (int i = 0; i < changes; i++) {
+          change(randomSource());
+        }
+        List<OracleView> order = new ArrayList<>(views);
+        Collections.shuffle(order, random);
+        boolean refreshedAny = false;
+        for (int i = 0; i < order.size(); i++) {
+          OracleView view = order.get(i);
+          boolean last = i == order.size() - 1;
+          if (random.nextInt(4) == 0 && !(last && !refreshedAny)) {
+            continue;
+          }
+          refreshedAny = true;
+          refreshAndVerify(view, "step " + step);
+          if (random.nextInt(6) == 0) {
+            refreshAndVerify(view, "step " + step + ", refreshed again");
+          }
+        }
+      }
+    }
+
+    /** Now and then a partitioned storage table, or one in another format (merge-on-read included). */
+    private String storageClauses(OracleDefinition definition) {
+      String clauses = "";
+      if (definition.partitionColumn() != null && random.nextInt(4) == 0) {
+        clauses += " PARTITIONED BY (" + definition.partitionColumn() + ")";
+      }
+      if (random.nextInt(3) == 0) {
+        clauses += " TBLPROPERTIES (" + SourceWorkload.FORMATS.get(workload.randomFormat()) + ")";
+      }
+      return clauses;
+    }
+
+    private void change(String table) {
+      operations++;
+      execute(workload.randomChange(q(table), ns + "." + table));
+    }
+
+    private String randomSource() {
+      return random.nextBoolean() ? "t1" : "t2";
+    }
+
+    private String q(String name) {
+      return "lake." + ns + "." + name;
+    }
+
+    private void execute(String sql) {
+      script.statement(sql);
+      spark.sql(sql).collectAsList();
+    }
+
+    private void refreshAndVerify(OracleView view, String when) {
+      Map<String, Long> before = currentSnapshots(view.definition.sources());
+      boolean sourcesMoved = !before.equals(view.recordedSnapshots);
+      String expectedType =
+          !sourcesMoved ? "NO_CHANGE" : view.definition.shape().incremental() ? "INCREMENTAL" : "FULL";
+      String refresh = "REFRESH MATERIALIZED VIEW " + q(view.name);
+      script.statement(refresh);
+      Row result = spark.sql(refresh).collectAsList().get(0);
+      String type = result.getString(1);
+      String reason = result.getString(2);
+      TALLY.countRefresh(view.definition.shape(), type);
+      script.comment("oracle: " + view.name + " refreshed " + type + " (" + reason + "), expected " + expectedType);
+      String context = describe(view, when) + "\nrefresh result: " + result;
+      check(
+          expectedType.equals(type),
+          "refresh type of %s should be %s (sources %s, recorded %s), was %s: %s",
+          context, expectedType, before, view.recordedSnapshots, type, reason);
+      if (type.equals("NO_CHANGE")) {
+        check(
+            Objects.equals(result.isNullAt(8) ? null : result.getLong(8), view.verifiedStorageSnapshot),
+            "a NO_CHANGE refresh of %s should commit nothing and return the storage snapshot %s",
+            context, view.verifiedStorageSnapshot);
+      }
+      if (type.equals("FULL")) {
+        check(reason != null && !reason.isBlank(), "a FULL refresh of %s should give a reason", context);
+      }
+      verifyContents(view, result.isNullAt(8) ? null : result.getLong(8), when);
+    }
+
+    /**
+     * Checks the storage table's current snapshot and refresh state, then the rows against the
+     * definition recomputed at the recorded snapshots.
+     */
+    private void verifyContents(OracleView view, Long refreshSnapshotId, String when) {
+      String context = describe(view, when);
+      Snapshot current = iceberg().loadTable(TableIdentifier.of(ns, view.name + "__storage")).currentSnapshot();
+      check(current != null, "storage table of %s should have a snapshot", context);
+      check(
+          refreshSnapshotId == null || refreshSnapshotId == current.snapshotId(),
+          "storage snapshot of %s should be the one the refresh returned, %s, but is %s",
+          context, refreshSnapshotId, current.snapshotId());
+      String stateJson = current.summary().get(RefreshState.SUMMARY_KEY);
+      check(stateJson != null, "storage snapshot of %s should carry a refresh-state: %s", context, current.summary());
+      Map<String, Long> recorded = new TreeMap<>();
+      for (SourceState source : RefreshStateParser.fromJson(stateJson).sourceStates()) {
+        check(
+            source.type() == SourceState.Type.TABLE && source.namespace().equals(List.of(ns)),
+            "refresh state of %s should record the tables of namespace %s only, recorded %s",
+            context, ns, source);
+        recorded.put(source.name(), source.snapshotId().orElse(null));
+      }
+      Map<String, Long> now = currentSnapshots(view.definition.sources());
+      check(
+          recorded.equals(now),
+          "refresh state of %s should record the sources at their current snapshots %s, recorded %s",
+          context, now, recorded);
+      view.recordedSnapshots = recorded;
+      if (Objects.equals(view.verifiedStorageSnapshot, current.snapshotId())) {
+        // NO_CHANGE commits nothing: these are the very rows compared after the last refresh.
+        return;
+      }
+      compareWithRecomputation(view, recorded, context);
+      view.verifiedStorageSnapshot = current.snapshotId();
+    }
+
+    private void compareWithRecomputation(OracleView view, Map<String, Long> pinned, String context) {
+      String columns = String.join(", ", view.comparedColumns);
+      String actual = "SELECT " + columns + " FROM " + q(view.name);
+      String recomputed =
+          "SELECT " + columns + " FROM (" + view.definition.sql(t -> q(t) + " VERSION AS OF " + pinned.get(t))
+              + ") AS recomputed";
+      String extra = "(" + actual + ") EXCEPT ALL (" + recomputed + ")";
+      String missing = "(" + recomputed + ") EXCEPT ALL (" + actual + ")";
+      // One pass for both directions: A EXCEPT ALL B and B EXCEPT ALL A are both empty exactly
+      // when every row has as many copies on each side (Spark plans EXCEPT ALL as these sums).
+      String names = view.comparedNames.stream().collect(Collectors.joining(", "));
+      String difference =
+          "SELECT count(*) FROM (SELECT " + names + ", sum(side) AS surplus FROM ("
+              + "SELECT *, 1 AS side FROM (" + actual + ") UNION ALL SELECT *, -1 AS side FROM (" + recomputed + ")"
+              + ") GROUP BY " + names + " HAVING sum(side) <> 0)";
+      long differing = spark.sql(difference).collectAsList().get(0).getLong(0);
+      if (differing == 0) {
+        return;
+      }
+      failedCheck.add("-- oracle: rows of " + view.name + " not in its definition at the pinned snapshots\n" + extra);
+      failedCheck.add("-- oracle: rows of the definition at the pinned snapshots missing in " + view.name + "\n" + missing);
+      throw new AssertionError(
+          String.format(
+              "%s differs from its definition recomputed at %s:%n  rows not in the definition: %s%n"
+                  + "  rows of the definition missing: %s",
+              context,
+              pinned,
+              sample(extra),
+              sample(missing)));
+    }
+
+    private List<String> sample(String query) {
+      return spark.sql(query + " LIMIT 10").collectAsList().stream().map(Row::toString).collect(Collectors.toList());
+    }
+
+    /** The view's columns for comparison: DOUBLE and FLOAT rounded to 6 decimals, others as they are. */
+    private List<String> comparedColumns(OracleView view) {
+      List<String> columns = new ArrayList<>();
+      for (StructField field : spark.table(q(view.name)).schema().fields()) {
+        String name = "`" + field.name().replace("`", "``") + "`";
+        boolean floating = field.dataType().equals(DataTypes.DoubleType) || field.dataType().equals(DataTypes.FloatType);
+        columns.add(floating ? "ROUND(" + name + ", 6) AS " + name : name);
+      }
+      return columns;
+    }
+
+    private Map<String, Long> currentSnapshots(List<String> tables) {
+      Map<String, Long> snapshots = new TreeMap<>();
+      for (String table : new TreeSet<>(tables)) {
+        Snapshot snapshot = iceberg().loadTable(TableIdentifier.of(ns, table)).currentSnapshot();
+        snapshots.put(table, snapshot == null ? null : snapshot.snapshotId());
+      }
+      return snapshots;
+    }
+
+    private String describe(OracleView view, String when) {
+      return "seed " + seed + ", " + when + ", " + view.name + " (" + view.definition.shape() + "): "
+          + view.definition.sql(this::q);
+    }
+
+    private static void check(boolean condition, String format, Object... args) {
+      if (!condition) {
+        throw new AssertionError(String.format(format, args));
+      }
+    }
+  }
+}

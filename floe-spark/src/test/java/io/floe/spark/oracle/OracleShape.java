@@ -1,0 +1,27 @@
+package io.floe.spark.oracle;
+
+/** The shapes of definitions the oracle generates, and whether Floe refreshes them incrementally. */
+enum OracleShape {
+  LINEAR(true),
+  AGGREGATE(true),
+  JOIN(true),
+  UNION_ALL(true),
+  SELF_UNION_ALL(false),
+  DISTINCT(true),
+  WINDOW(false),
+  HAVING(false),
+  GLOBAL_AGGREGATE(false),
+  SUBQUERY(false),
+  UNSELECTED_GROUP_KEY(false);
+
+  private final boolean incremental;
+
+  OracleShape(boolean incremental) {
+    this.incremental = incremental;
+  }
+
+  /** True when a refresh with source changes must be INCREMENTAL, false when it must be FULL. */
+  boolean incremental() {
+    return incremental;
+  }
+}
