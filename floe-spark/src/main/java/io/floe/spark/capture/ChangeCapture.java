@@ -45,9 +45,23 @@ public final class ChangeCapture {
   private static final Set<String> ADDING_ONLY = Set.of(DataOperations.APPEND, DataOperations.REPLACE);
 
   private final SparkSession spark;
+  private final long scanLimit;
 
   public ChangeCapture(SparkSession spark) {
+    this(spark, Long.MAX_VALUE);
+  }
+
+  private ChangeCapture(SparkSession spark, long scanLimit) {
     this.spark = spark;
+    this.scanLimit = scanLimit;
+  }
+
+  /**
+   * A capture that gives up, as {@link CapturedChange.Unsupported}, before reading data files
+   * holding more than {@code rows} records: beyond that a full refresh reads less.
+   */
+  public ChangeCapture limitScanTo(long rows) {
+    return new ChangeCapture(spark, rows);
   }
 
   /**
@@ -117,6 +131,11 @@ public final class ChangeCapture {
     }
     if (touched.isEmpty()) {
       return noChange(sparkSchema, range.operations(), sparkName);
+    }
+    if (touched.recordCount() > scanLimit) {
+      return new CapturedChange.Unsupported(
+          "the change of " + sparkName + " is spread over data files holding " + touched.recordCount()
+              + " rows, more than a full refresh reads (" + scanLimit + ")");
     }
     ChangeKind kind =
         fromSnapshotExclusive == null || range.consistsOnlyOf(ADDING_ONLY)

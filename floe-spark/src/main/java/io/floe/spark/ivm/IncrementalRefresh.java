@@ -120,7 +120,7 @@ public final class IncrementalRefresh {
       if (to == null) {
         return new Fallback("source " + source.name() + " has no snapshot");
       }
-      CapturedChange change = new ChangeCapture(spark).capture(source.table(), sparkName(source), from, to);
+      CapturedChange change = capture(source).capture(source.table(), sparkName(source), from, to);
       if (change instanceof CapturedChange.Unsupported) {
         return new Fallback(((CapturedChange.Unsupported) change).reason());
       }
@@ -226,6 +226,24 @@ public final class IncrementalRefresh {
         mv.layout() == StorageLayout.ROWS ? mv.viewColumns() : storageColumnsWithout(mv, StorageLayout.KEY);
     return rows.toDF(names.toArray(new String[0]));
   }
+
+  /**
+   * The capture for one source, limited, unless the delta threshold check is off, to the rows a
+   * full refresh would read: reading the files a change touches costs more than recomputing when
+   * a small change is spread over large files. Small tables are never limited: both are cheap.
+   */
+  private ChangeCapture capture(Source source) {
+    ChangeCapture capture = new ChangeCapture(spark);
+    if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
+      return capture;
+    }
+    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, source.totalRecords()));
+  }
+
+  /** Glue's switch for the check that a change is small enough to refresh incrementally. */
+  public static final String DELTA_THRESHOLD_CHECK = "spark.sql.optimizer.incrementalMVRefresh.deltaThresholdCheckEnabled";
+
+  private static final long MIN_SCAN_LIMIT = 1_000_000L;
 
   private static int indexOf(List<Source> sources, String name) {
     for (int i = 0; i < sources.size(); i++) {

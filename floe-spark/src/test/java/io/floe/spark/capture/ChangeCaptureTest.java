@@ -349,6 +349,20 @@ class ChangeCaptureTest {
   }
 
   @Test
+  void aChangeSpreadOverMoreRowsThanTheLimitIsUnsupportedBeforeAnyRead() {
+    createTable(COPY_ON_WRITE_V2);
+    long from = commit("INSERT INTO t SELECT /*+ COALESCE(1) */ * FROM VALUES (1, 'a'), (2, 'b'), (3, 'c') AS v(id, name)");
+    long to = commit("DELETE FROM t WHERE id = 2");
+
+    CapturedChange limited = capture.limitScanTo(4).capture(table(), sparkName(), from, to);
+
+    assertThat(limited).isInstanceOf(CapturedChange.Unsupported.class);
+    assertThat(((CapturedChange.Unsupported) limited).reason())
+        .contains("holding 5 rows, more than a full refresh reads (4)");
+    assertThat(capture.limitScanTo(5).capture(table(), sparkName(), from, to)).isInstanceOf(CapturedChange.Delta.class);
+  }
+
+  @Test
   void mapColumnsAreUnsupported() {
     spark.sql("CREATE TABLE t (id INT, tags MAP<STRING, STRING>) USING iceberg");
     long from = commit("INSERT INTO t VALUES (1, map('k', 'v'))");
