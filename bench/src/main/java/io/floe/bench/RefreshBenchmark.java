@@ -1,0 +1,873 @@
+package io.floe.bench;
+
+import io.floe.spark.EmbeddedLakehouse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.Spark3Util;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerStageCompleted;
+import org.apache.spark.scheduler.StageInfo;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * Refresh benchmark: incremental against full refresh of the seed's Silver and Gold MVs over a
+ * generated ride-sharing Bronze table of 1M and 10M rows, after 0.1% mixed deltas (inserts,
+ * updates, deletes). Not a test: run it with {@code bench/run-refresh-benchmark}.
+ *
+ * <p>Per base size: generate Bronze, create the MVs (their first, full refresh), warm up with one
+ * small delta and incremental refresh, then {@code reps} times (fresh 0.1% delta, incremental
+ * Silver, incremental Gold), check both MVs against their definitions, then {@code reps} times a
+ * FULL refresh of Silver and Gold at that same source state. Medians and minima of wall times, the
+ * refresh rows, and where the time went (Spark stages by call site) go to {@code
+ * bench/results/refresh-<timestamp>.txt} and {@code refresh-latest.txt}.
+ */
+public final class RefreshBenchmark {
+  private static final String CATALOG = "lake";
+  private static final double GOAL_SPEEDUP = 20.0;
+  private static final double GOAL_GROWTH = 1.5;
+
+  /** Relative trip count per hour of day 0..23 (the seed generator's rush hours). */
+  private static final int[] HOUR_WEIGHTS = {1, 1, 1, 1, 1, 2, 4, 8, 10, 8, 6, 5, 6, 5, 5, 5, 6, 8, 10, 8, 6, 4, 2, 1};
+
+  private final SparkSession spark;
+  private final StageTimes stages = new StageTimes();
+
+  private final Options options;
+  private final Path file;
+  private final List<SizeResult> results = new ArrayList<>();
+  private final long started = System.nanoTime();
+
+  private RefreshBenchmark(SparkSession spark, Options options) {
+    this.spark = spark;
+    this.options = options;
+    String stamp = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    this.file = options.resultsDir().resolve("refresh-" + stamp + ".txt");
+    spark.sparkContext().addSparkListener(stages);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Options and main
+
+  private record Options(List<Long> sizes, List<Integer> repsList, Path resultsDir) {
+    /** Repetitions at the i-th size: one --reps value for all, or one per size. */
+    int reps(int i) {
+      return repsList.get(Math.min(i, repsList.size() - 1));
+    }
+
+    static Options parse(String[] args) {
+      List<Long> sizes = List.of(1_000_000L, 10_000_000L);
+      List<Integer> reps = List.of(3);
+      Path results = Paths.get("bench", "results");
+      for (int i = 0; i < args.length; i++) {
+        String arg = args[i];
+        String value = null;
+        int eq = arg.indexOf('=');
+        if (arg.startsWith("--") && eq > 0) {
+          value = arg.substring(eq + 1);
+          arg = arg.substring(0, eq);
+        }
+        switch (arg) {
+          case "--sizes" -> {
+            String v = value != null ? value : args[++i];
+            sizes = Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(RefreshBenchmark::parseSize).toList();
+          }
+          case "--reps" -> reps = Arrays.stream((value != null ? value : args[++i]).split(",")).map(String::trim).map(Integer::parseInt).toList();
+          case "--results-dir" -> results = Paths.get(value != null ? value : args[++i]);
+          case "-h", "--help" -> {
+            System.out.println("usage: RefreshBenchmark [--sizes 1000000,10000000] [--reps 3 | --reps 3,1 (per size)] [--results-dir bench/results]");
+            System.exit(0);
+          }
+          default -> throw new IllegalArgumentException("Unknown option: " + args[i]);
+        }
+      }
+      if (sizes.isEmpty() || reps.isEmpty() || reps.stream().anyMatch(r -> r < 1)) {
+        throw new IllegalArgumentException("Need at least one size and one repetition");
+      }
+      return new Options(sizes, reps, results);
+    }
+  }
+
+  static long parseSize(String s) {
+    String v = s.toLowerCase(Locale.ROOT).replace("_", "");
+    long factor = 1;
+    if (v.endsWith("k")) {
+      factor = 1_000;
+      v = v.substring(0, v.length() - 1);
+    } else if (v.endsWith("m")) {
+      factor = 1_000_000;
+      v = v.substring(0, v.length() - 1);
+    }
+    return Long.parseLong(v) * factor;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options options = Options.parse(args);
+    Path warehouse = Files.createTempDirectory("floe-bench-warehouse-");
+    SparkSession.Builder builder =
+        SparkSession.builder().master("local[2]").appName("floe-refresh-benchmark");
+    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
+    builder.config("spark.sql.session.timeZone", "UTC");
+    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
+    SparkSession spark = builder.getOrCreate();
+    String report;
+    RefreshBenchmark bench = new RefreshBenchmark(spark, options);
+    try {
+      report = bench.run();
+    } finally {
+      spark.stop();
+      deleteRecursively(warehouse);
+    }
+    bench.publish(report);
+    System.out.println(report);
+    System.out.println("Written to " + bench.file + " and " + options.resultsDir().resolve("refresh-latest.txt"));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The run
+
+  /** One measured refresh. */
+  private record Measurement(
+      String mv, String mode, int rep, double seconds, String refreshType, long rowsRead, long rowsWritten,
+      long rowsRemoved, String reason, StageTimes.Breakdown breakdown) {}
+
+  /** One applied delta. */
+  private record Delta(int round, long inserted, long updated, long deleted, double seconds) {}
+
+  /** Everything measured for one base size. */
+  /** Everything measured for one base size so far (filled in as the run goes). */
+  private static final class SizeResult {
+    final long size;
+    int bronzeFiles;
+    double generateSeconds;
+    double createSeconds;
+    final List<Delta> deltas = new ArrayList<>();
+    final List<Measurement> measurements = new ArrayList<>();
+    final Map<String, String> checks = new LinkedHashMap<>();
+    boolean complete;
+
+    SizeResult(long size) {
+      this.size = size;
+    }
+
+    long size() {
+      return size;
+    }
+
+    int bronzeFiles() {
+      return bronzeFiles;
+    }
+
+    double generateSeconds() {
+      return generateSeconds;
+    }
+
+    double createSeconds() {
+      return createSeconds;
+    }
+
+    List<Delta> deltas() {
+      return deltas;
+    }
+
+    List<Measurement> measurements() {
+      return measurements;
+    }
+
+    Map<String, String> checks() {
+      return checks;
+    }
+
+    List<Measurement> of(String mv, String mode) {
+      return measurements.stream().filter(m -> m.mv().equals(mv) && m.mode().equals(mode)).toList();
+    }
+
+    double median(String mv, String mode) {
+      return RefreshBenchmark.median(of(mv, mode).stream().mapToDouble(Measurement::seconds).toArray());
+    }
+
+    double min(String mv, String mode) {
+      return of(mv, mode).stream().mapToDouble(Measurement::seconds).min().orElse(Double.NaN);
+    }
+  }
+
+  private String run() {
+    warmUp();
+    for (int i = 0; i < options.sizes().size(); i++) {
+      SizeResult result = new SizeResult(options.sizes().get(i));
+      results.add(result);
+      runSize(result, options.reps(i));
+      result.complete = true;
+    }
+    return report(options, results, (System.nanoTime() - started) / 60e9, false);
+  }
+
+  /**
+   * Warm-up, unmeasured, so that JIT compilation, Spark's code generation and start-up do not count:
+   * a 20,000-row Bronze with both MVs, one 0.1% delta, one incremental and one full cycle.
+   */
+  private void warmUp() {
+    long n = 20_000;
+    String db = CATALOG + ".urbanride_warmup";
+    progress("=== warm-up on " + n + " rows (not measured)");
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS " + db);
+    spark.sql(
+        "CREATE TABLE " + db + ".trips_bronze (" + TRIPS_DDL + ") USING iceberg TBLPROPERTIES ("
+            + "'format-version'='2','write.delete.mode'='merge-on-read',"
+            + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
+    append(db + ".trips_bronze", trips(0, n, 42, 2));
+    spark.sql(silverSql(db));
+    spark.sql(goldSql(db));
+    applyDelta(db + ".trips_bronze", n, 0, 0.001, new long[] {n});
+    refresh(db + ".mv_trips_silver", "silver", "warm-up", 0, false);
+    refresh(db + ".mv_city_daily_metrics", "gold", "warm-up", 0, false);
+    refresh(db + ".mv_trips_silver", "silver", "warm-up", 0, true);
+    refresh(db + ".mv_city_daily_metrics", "gold", "warm-up", 0, true);
+  }
+
+  /** Writes the report so far, so a run stopped part-way still leaves its figures. */
+  private void checkpoint() {
+    try {
+      publish(report(options, results, (System.nanoTime() - started) / 60e9, true));
+    } catch (IOException | RuntimeException e) {
+      progress("could not write the partial report: " + e);
+    }
+  }
+
+  private void publish(String report) throws IOException {
+    Files.createDirectories(options.resultsDir());
+    Files.writeString(file, report, StandardCharsets.UTF_8);
+    Files.writeString(options.resultsDir().resolve("refresh-latest.txt"), report, StandardCharsets.UTF_8);
+  }
+
+  private void runSize(SizeResult result, int reps) {
+    long n = result.size;
+    String db = CATALOG + ".urbanride_" + n;
+    String bronze = db + ".trips_bronze";
+    String silver = db + ".mv_trips_silver";
+    String gold = db + ".mv_city_daily_metrics";
+    progress("=== base size " + n + " rows (namespace " + db + ")");
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS " + db);
+
+    long t = System.nanoTime();
+    spark.sql(
+        "CREATE TABLE " + bronze + " (" + TRIPS_DDL + ") USING iceberg TBLPROPERTIES ("
+            + "'format-version'='2','write.delete.mode'='merge-on-read',"
+            + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
+    int partitions = (int) Math.max(2, (n + 999_999) / 1_000_000);
+    append(bronze, trips(0, n, 42, partitions));
+    double generateSeconds = seconds(t);
+    int bronzeFiles = dataFiles(bronze);
+    result.generateSeconds = generateSeconds;
+    result.bronzeFiles = bronzeFiles;
+    progress(String.format(Locale.ROOT, "Bronze: %d rows in %d data files, %.1f s", n, bronzeFiles, generateSeconds));
+
+    t = System.nanoTime();
+    spark.sql(silverSql(db));
+    spark.sql(goldSql(db));
+    double createSeconds = seconds(t);
+    result.createSeconds = createSeconds;
+    checkpoint();
+    progress(String.format(Locale.ROOT, "Created Silver and Gold MVs (first full refresh), %.1f s", createSeconds));
+
+    long[] nextId = {n};
+    List<Delta> deltas = result.deltas;
+    List<Measurement> measurements = result.measurements;
+
+
+    for (int rep = 1; rep <= reps; rep++) {
+      Delta delta = applyDelta(bronze, n, rep, 0.001, nextId);
+      deltas.add(delta);
+      progress("delta " + rep + ": " + delta);
+      measurements.add(refresh(silver, "silver", "incremental", rep, false));
+      checkpoint();
+      measurements.add(refresh(gold, "gold", "incremental", rep, false));
+      checkpoint();
+    }
+
+    Map<String, String> checks = result.checks;
+    checks.put("silver", check(silver, silverDefinition(db)));
+    checks.put("gold", check(gold, goldDefinition(db)));
+    checkpoint();
+
+    for (int rep = 1; rep <= reps; rep++) {
+      measurements.add(refresh(silver, "silver", "full", rep, true));
+      checkpoint();
+      measurements.add(refresh(gold, "gold", "full", rep, true));
+      checkpoint();
+    }
+    // Free the disk before the next size: the warehouse is deleted at the end anyway.
+    for (String mv : List.of(gold, silver)) {
+      try {
+        spark.sql("DROP MATERIALIZED VIEW IF EXISTS " + mv);
+      } catch (RuntimeException e) {
+        progress("could not drop " + mv + ": " + e.getMessage());
+      }
+    }
+    try {
+      spark.sql("DROP TABLE IF EXISTS " + bronze + " PURGE");
+    } catch (RuntimeException e) {
+      progress("could not drop " + bronze + ": " + e.getMessage());
+    }
+  }
+
+  private Measurement refresh(String mv, String label, String mode, int rep, boolean full) {
+    stages.start();
+    long t = System.nanoTime();
+    Row row = spark.sql("REFRESH MATERIALIZED VIEW " + mv + (full ? " FULL" : "")).collectAsList().get(0);
+    double s = seconds(t);
+    StageTimes.Breakdown breakdown = stages.stop(s);
+    Measurement m =
+        new Measurement(
+            label, mode, rep, s, row.getAs("refresh_type"), row.<Long>getAs("rows_read"), row.<Long>getAs("rows_written"),
+            row.<Long>getAs("rows_removed"), row.getAs("reason"), breakdown);
+    progress(String.format(
+        Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d (%s)",
+        label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.reason()));
+    return m;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Data
+
+  static final String TRIPS_DDL =
+      "trip_id STRING, driver_id STRING, rider_id STRING, city STRING, vehicle_type STRING, pickup_lat DOUBLE,"
+          + " pickup_lon DOUBLE, dropoff_lat DOUBLE, dropoff_lon DOUBLE, trip_start_time STRING, trip_end_time STRING,"
+          + " duration_minutes INT, distance_miles DOUBLE, surge_multiplier DOUBLE, base_fare DOUBLE, trip_fare DOUBLE,"
+          + " tip_amount DOUBLE, total_amount DOUBLE, payment_method STRING, rating INT, status STRING";
+
+  /**
+   * Trips with ids {@code start+1 .. start+count}, the shape of the seed's generator (four cities,
+   * four vehicle types, 3 days of 2025-12-01.., rush hours, surge, one in three cancelled), each
+   * value a deterministic hash of the row id and {@code seed}: the same arguments give the same rows
+   * whatever the partitioning.
+   */
+  private Dataset<Row> trips(long start, long count, long seed, int partitions) {
+    String hours =
+        IntStream.range(0, 24).boxed()
+            .flatMap(h -> IntStream.range(0, HOUR_WEIGHTS[h]).mapToObj(i -> String.valueOf(h)))
+            .collect(Collectors.joining(","));
+    int hourSlots = Arrays.stream(HOUR_WEIGHTS).sum();
+    Dataset<Row> ids = spark.range(start, start + count, 1, partitions).toDF("id");
+    Dataset<Row> draws =
+        ids.selectExpr(
+            "id",
+            "CAST(floor(" + u(seed, 1) + " * 4) AS INT) AS ci",
+            "CAST(floor(" + u(seed, 2) + " * 4) AS INT) AS vi",
+            "CAST(5 + floor(" + u(seed, 3) + " * 41) AS INT) AS duration_minutes",
+            "round(1.0D + " + u(seed, 4) + " * 19.0D, 1) AS distance_miles",
+            u(seed, 5) + " AS surge_u",
+            "round(1.0D + " + u(seed, 6) + " * 1.5D, 1) AS surge_v",
+            "CAST(floor(" + u(seed, 7) + " * 6) AS INT) AS tip_i",
+            "CAST(floor(" + u(seed, 8) + " * 6) AS INT) AS status_i",
+            "CAST(floor(" + u(seed, 9) + " * 3) AS INT) AS day",
+            "element_at(array(" + hours + "), CAST(floor(" + u(seed, 10) + " * " + hourSlots + ") AS INT) + 1) AS hour",
+            "CAST(floor(" + u(seed, 11) + " * 60) AS INT) AS minute",
+            "CAST(1000 + floor(" + u(seed, 12) + " * 4001) AS INT) AS drv",
+            "CAST(10000 + floor(" + u(seed, 13) + " * 90000) AS INT) AS rdr",
+            u(seed, 14) + " AS plat_u",
+            u(seed, 15) + " AS plon_u",
+            u(seed, 16) + " AS dlat_u",
+            u(seed, 17) + " AS dlon_u",
+            "CAST(floor(" + u(seed, 18) + " * 5) AS INT) AS pay_i",
+            "CAST(floor(" + u(seed, 19) + " * 7) AS INT) AS rating_i");
+    Dataset<Row> priced =
+        draws.selectExpr(
+            "*",
+            "element_at(array('San Francisco','Austin','Chicago','Seattle'), ci + 1) AS city",
+            "element_at(array('UberX','Comfort','XL','Black'), vi + 1) AS vehicle_type",
+            "element_at(array(37.70D,30.22D,41.85D,47.55D), ci + 1) AS lat_min",
+            "element_at(array(37.82D,30.40D,41.95D,47.68D), ci + 1) AS lat_max",
+            "element_at(array(-122.52D,-97.80D,-87.70D,-122.40D), ci + 1) AS lon_min",
+            "element_at(array(-122.38D,-97.68D,-87.60D,-122.28D), ci + 1) AS lon_max",
+            "IF(surge_u < element_at(array(0.3D,0.15D,0.2D,0.25D), ci + 1), surge_v, 1.0D) AS surge_multiplier",
+            "element_at(array(2.50D,3.50D,4.00D,7.00D), vi + 1) AS base_fare",
+            "element_at(array(1.75D,2.25D,2.50D,3.75D), vi + 1) AS per_mile",
+            "element_at(array(0.35D,0.45D,0.50D,0.65D), vi + 1) AS per_minute",
+            "unix_seconds(TIMESTAMP'2025-12-01 00:00:00') + day * 86400L + hour * 3600L + minute * 60L AS start_s");
+    Dataset<Row> fared =
+        priced.selectExpr(
+            "*",
+            "round((base_fare + distance_miles * per_mile + duration_minutes * per_minute) * surge_multiplier, 2) AS trip_fare");
+    Dataset<Row> tipped =
+        fared.selectExpr(
+            "*",
+            "round(trip_fare * element_at(array(0.0D,0.0D,0.1D,0.15D,0.2D,0.25D), tip_i + 1), 2) AS tip_amount",
+            "element_at(array('completed','completed','completed','completed','cancelled_rider','cancelled_driver'),"
+                + " status_i + 1) AS status");
+    return tipped.selectExpr(
+        "concat('TRIP-', lpad(CAST(id + 1 AS STRING), 9, '0')) AS trip_id",
+        "concat('DRV-', CAST(drv AS STRING)) AS driver_id",
+        "concat('RDR-', CAST(rdr AS STRING)) AS rider_id",
+        "city",
+        "vehicle_type",
+        "round(lat_min + plat_u * (lat_max - lat_min), 6) AS pickup_lat",
+        "round(lon_min + plon_u * (lon_max - lon_min), 6) AS pickup_lon",
+        "round(lat_min + dlat_u * (lat_max - lat_min), 6) AS dropoff_lat",
+        "round(lon_min + dlon_u * (lon_max - lon_min), 6) AS dropoff_lon",
+        "date_format(timestamp_seconds(start_s), \"yyyy-MM-dd'T'HH:mm:ss\") AS trip_start_time",
+        "date_format(timestamp_seconds(start_s + duration_minutes * 60L), \"yyyy-MM-dd'T'HH:mm:ss\") AS trip_end_time",
+        "duration_minutes",
+        "distance_miles",
+        "surge_multiplier",
+        "base_fare",
+        "trip_fare",
+        "tip_amount",
+        "round(trip_fare + tip_amount, 2) AS total_amount",
+        "element_at(array('credit_card','debit_card','apple_pay','google_pay','cash'), pay_i + 1) AS payment_method",
+        "IF(status = 'completed', element_at(array(CAST(NULL AS INT),3,4,4,5,5,5), rating_i + 1), CAST(NULL AS INT)) AS rating",
+        "status");
+  }
+
+  /** A uniform draw in [0, 1) from the row id, the seed and the draw number. */
+  private static String u(long seed, int draw) {
+    return "(CAST(pmod(xxhash64(id, " + (seed * 1000 + draw) + "L), 1000000007L) AS DOUBLE) / 1000000007.0D)";
+  }
+
+  private void append(String table, Dataset<Row> rows) {
+    try {
+      rows.writeTo(table).append();
+    } catch (Exception e) {
+      throw new IllegalStateException("Cannot append to " + table + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A mixed delta of {@code fraction} of {@code n}: half inserts of new trips, 30% updates of tip
+   * and total, 20% deletes, rows picked by a hash of trip_id (spread over the whole table).
+   */
+  private Delta applyDelta(String bronze, long n, int round, double fraction, long[] nextId) {
+    long t = System.nanoTime();
+    long inserts = Math.max(1, Math.round(n * fraction * 0.5));
+    append(bronze, trips(nextId[0], inserts, 1000 + round, 1));
+    nextId[0] += inserts;
+    // Per 10^7: updates 0.3 * fraction, deletes 0.2 * fraction.
+    long updateSlots = Math.max(1, Math.round(10_000_000 * fraction * 0.3));
+    long deleteSlots = Math.max(1, Math.round(10_000_000 * fraction * 0.2));
+    spark.sql(
+        "UPDATE " + bronze + " SET tip_amount = round(tip_amount + 1.5D, 2), total_amount = round(total_amount + 1.5D, 2)"
+            + " WHERE pmod(xxhash64(trip_id, " + (7000 + round) + "L), 10000000L) < " + updateSlots);
+    long updated = summary(bronze, "added-records");
+    spark.sql("DELETE FROM " + bronze + " WHERE pmod(xxhash64(trip_id, " + (9000 + round) + "L), 10000000L) < " + deleteSlots);
+    long deleted = summary(bronze, "added-position-deletes");
+    if (deleted == 0) {
+      deleted = summary(bronze, "deleted-records");
+    }
+    return new Delta(round, inserts, updated, deleted, seconds(t));
+  }
+
+  private Table icebergTable(String name) {
+    try {
+      return Spark3Util.loadIcebergTable(spark, name);
+    } catch (Exception e) {
+      throw new IllegalStateException("Cannot load " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  private long summary(String table, String key) {
+    Snapshot current = icebergTable(table).currentSnapshot();
+    String v = current == null ? null : current.summary().get(key);
+    return v == null ? 0 : Long.parseLong(v);
+  }
+
+  private int dataFiles(String table) {
+    return (int) summary(table, "total-data-files");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The seed's MVs (RideSharingStory, the blog post's SQL with the catalog name changed)
+
+  private static String silverSql(String db) {
+    return "CREATE MATERIALIZED VIEW IF NOT EXISTS "
+        + db
+        + ".mv_trips_silver\n"
+        + "COMMENT 'Silver layer: Cleaned trip data with proper types and derived columns'\n"
+        + "SCHEDULE REFRESH EVERY 1 DAY\n"
+        + "AS\n"
+        + silverDefinition(db);
+  }
+
+  private static String silverDefinition(String db) {
+    return "SELECT\n"
+        + "trip_id, driver_id, rider_id, city, vehicle_type,\n"
+        + "pickup_lat, pickup_lon, dropoff_lat, dropoff_lon,\n"
+        + "CAST(trip_start_time AS TIMESTAMP) as trip_start_timestamp,\n"
+        + "CAST(trip_end_time AS TIMESTAMP) as trip_end_timestamp,\n"
+        + "duration_minutes, distance_miles, surge_multiplier,\n"
+        + "base_fare, trip_fare, tip_amount, total_amount,\n"
+        + "payment_method, rating, status,\n"
+        + "CASE WHEN distance_miles > 0 THEN total_amount / distance_miles ELSE 0 END as revenue_per_mile,\n"
+        + "CASE WHEN rating >= 4 THEN 'High' WHEN rating >= 3 THEN 'Medium' ELSE 'Low' END as rating_category\n"
+        + "FROM "
+        + db
+        + ".trips_bronze\n"
+        + "WHERE trip_id IS NOT NULL AND driver_id IS NOT NULL AND rider_id IS NOT NULL\n"
+        + "AND total_amount >= 0 AND distance_miles >= 0";
+  }
+
+  private static String goldSql(String db) {
+    return "CREATE MATERIALIZED VIEW IF NOT EXISTS "
+        + db
+        + ".mv_city_daily_metrics\n"
+        + "COMMENT 'Gold layer: Daily aggregated metrics by city'\n"
+        + "SCHEDULE REFRESH EVERY 1 DAY\n"
+        + "AS\n"
+        + goldDefinition(db);
+  }
+
+  private static String goldDefinition(String db) {
+    return "SELECT\n"
+        + "city, DATE(trip_start_timestamp) as trip_date,\n"
+        + "COUNT(*) as total_trips,\n"
+        + "COUNT(DISTINCT driver_id) as active_drivers,\n"
+        + "COUNT(DISTINCT rider_id) as active_riders,\n"
+        + "SUM(total_amount) as total_revenue,\n"
+        + "SUM(distance_miles) as total_distance,\n"
+        + "SUM(tip_amount) as total_tips\n"
+        + "FROM "
+        + db
+        + ".mv_trips_silver\n"
+        + "WHERE status = 'completed'\n"
+        + "GROUP BY city, DATE(trip_start_timestamp)";
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Correctness
+
+  /** The MV against its definition computed now: EXCEPT ALL both ways, DOUBLEs rounded to 6 places. */
+  private String check(String mv, String definition) {
+    long t = System.nanoTime();
+    List<String> columns = new ArrayList<>();
+    for (StructField field : spark.table(mv).schema().fields()) {
+      String q = "`" + field.name().replace("`", "``") + "`";
+      columns.add(field.dataType() instanceof DoubleType ? "round(" + q + ", 6) AS " + q : q);
+    }
+    String select = "SELECT " + String.join(", ", columns);
+    String stored = select + " FROM " + mv;
+    String computed = select + " FROM (" + definition + ") AS __definition";
+    long extra = spark.sql(stored + " EXCEPT ALL " + computed).count();
+    long missing = spark.sql(computed + " EXCEPT ALL " + stored).count();
+    long rows = spark.table(mv).count();
+    String verdict =
+        (extra == 0 && missing == 0 ? "PASS" : "FAIL")
+            + String.format(Locale.ROOT, " (%d rows; %d rows only in the MV, %d only in the definition; %.1f s)", rows, extra, missing, seconds(t));
+    progress("check " + mv + ": " + verdict);
+    return verdict;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Report
+
+  private String report(Options options, List<SizeResult> results, double totalMinutes, boolean partial) {
+    StringBuilder r = new StringBuilder();
+    String now = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 19);
+    r.append("Floe refresh benchmark: incremental vs full refresh of the seed's Silver and Gold MVs\n");
+    if (partial) {
+      r.append("PARTIAL REPORT: written while the run was in progress; it stopped before finishing (sizes or runs\n");
+      r.append("missing below were not measured).\n");
+    }
+    r.append("Run ").append(now).append(" UTC, ").append(String.format(Locale.ROOT, "%.1f", totalMinutes)).append(" min in total\n\n");
+    r.append("Machine\n");
+    r.append("  cores (JVM)      ").append(Runtime.getRuntime().availableProcessors()).append(cpuModel().map(m -> ", " + m).orElse("")).append('\n');
+    r.append("  max heap         ").append(String.format(Locale.ROOT, "%.1f GiB", Runtime.getRuntime().maxMemory() / 1073741824.0)).append('\n');
+    r.append("  physical memory  ").append(memTotal().orElse("unknown")).append('\n');
+    r.append("  Java             ").append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version")).append('\n');
+    r.append("  OS               ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ').append(System.getProperty("os.arch")).append('\n');
+    r.append("  Spark            ").append(spark.version()).append(", master ").append(spark.sparkContext().master())
+        .append(", spark.sql.shuffle.partitions=").append(spark.conf().get("spark.sql.shuffle.partitions")).append('\n');
+    r.append("  Iceberg          ").append(org.apache.iceberg.IcebergBuild.version()).append(", JDBC catalog on SQLite, local file system\n\n");
+
+    r.append("Workload\n");
+    r.append("  Bronze: generated ride-sharing trips (seeded), Iceberg format v2, merge-on-read deletes/updates/merges.\n");
+    r.append("  Silver MV: the seed's mv_trips_silver (filters, CASTs, CASE columns) over Bronze.\n");
+    r.append("  Gold MV:   the seed's mv_city_daily_metrics (GROUP BY city, DATE(trip_start_timestamp);\n");
+    r.append("             COUNT(*), COUNT(DISTINCT driver_id), COUNT(DISTINCT rider_id), 3 SUMs) over Silver.\n");
+    r.append("  Delta (each repetition, fresh): 0.1% of N = inserts 0.05% + UPDATE tip/total 0.03% + DELETE 0.02%,\n");
+    r.append("  updated/deleted rows picked by a hash of trip_id (spread over the table). Warm-up (once, before the first\n");
+    r.append("  size): a 20,000-row Bronze with both MVs, one 0.1% delta, one incremental and one full cycle.\n");
+    r.append("  Incremental: R x (delta; REFRESH silver; REFRESH gold).\n");
+    r.append("  Then the check, then full: R x (REFRESH silver FULL; REFRESH gold FULL) at that same source state.\n");
+    r.append("  R per size: ")
+        .append(IntStream.range(0, options.sizes().size()).mapToObj(i -> String.format(Locale.ROOT, "%,d rows: %d", options.sizes().get(i), options.reps(i))).collect(Collectors.joining(", ")))
+        .append("\n");
+    r.append("  Times are wall-clock seconds of the REFRESH statement.\n\n");
+
+    r.append("Results (seconds; median and min of the R runs of each size)\n");
+    String header = String.format(Locale.ROOT, "  %-11s %-7s %-12s %8s %8s  %-26s %-12s %11s %9s %9s%n",
+        "base rows", "MV", "refresh", "median", "min", "runs", "refresh_type", "rows_read", "written", "removed");
+    r.append(header);
+    r.append("  ").append("-".repeat(header.length() - 3)).append('\n');
+    for (SizeResult s : results) {
+      for (String mv : List.of("silver", "gold")) {
+        for (String mode : List.of("incremental", "full")) {
+          List<Measurement> ms = s.of(mv, mode);
+          if (ms.isEmpty()) {
+            r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s   not measured%n", String.format(Locale.ROOT, "%,d", s.size()), mv, mode));
+            continue;
+          }
+          String runs = ms.stream().map(m -> String.format(Locale.ROOT, "%.2f", m.seconds())).collect(Collectors.joining(" "));
+          String types = ms.stream().map(Measurement::refreshType).distinct().collect(Collectors.joining("/"));
+          Measurement last = ms.get(ms.size() - 1);
+          r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.2f %8.2f  %-26s %-12s %11d %9d %9d%n",
+              String.format(Locale.ROOT, "%,d", s.size()), mv, mode, s.median(mv, mode), s.min(mv, mode), runs, types,
+              last.rowsRead(), last.rowsWritten(), last.rowsRemoved()));
+        }
+        r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.1fx (full median / incremental median)%n",
+            "", mv, "speed-up", s.median(mv, "full") / s.median(mv, "incremental")));
+      }
+      double incr = s.median("silver", "incremental") + s.median("gold", "incremental");
+      double full = s.median("silver", "full") + s.median("gold", "full");
+      r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.2f incremental vs %.2f full: %.1fx%n%n",
+          "", "both", "pipeline", incr, full, full / incr));
+    }
+
+    r.append("Per-run detail (rows_read/written/removed as the REFRESH row reports them)\n");
+    for (SizeResult s : results) {
+      r.append(String.format(Locale.ROOT, "  N=%,d: Bronze generated and written in %.1f s (%d data files); MVs created in %.1f s%n",
+          s.size(), s.generateSeconds(), s.bronzeFiles(), s.createSeconds()));
+      for (Delta d : s.deltas()) {
+        r.append(String.format(Locale.ROOT, "    delta %d: +%d inserted, %d updated, %d deleted (applied in %.1f s)%n",
+            d.round(), d.inserted(), d.updated(), d.deleted(), d.seconds()));
+      }
+      for (Measurement m : s.measurements()) {
+        r.append(String.format(Locale.ROOT, "    %-6s %-11s #%d %8.2f s  %-11s read=%d written=%d removed=%d  [%s]%n",
+            m.mv(), m.mode(), m.rep(), m.seconds(), m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.reason()));
+      }
+      r.append("    correctness after the incremental refreshes: silver ").append(s.checks().getOrDefault("silver", "not checked"))
+          .append("; gold ").append(s.checks().getOrDefault("gold", "not checked")).append('\n');
+    }
+    r.append('\n');
+
+    r.append("Where the time goes (last run of each; Spark stages by call site, wall seconds, stages overlap little on 2 cores;\n");
+    r.append("'outside Spark stages' = planning, Iceberg metadata and catalog commits on the driver)\n");
+    for (SizeResult s : results) {
+      for (String mv : List.of("silver", "gold")) {
+        for (String mode : List.of("incremental", "full")) {
+          List<Measurement> ms = s.of(mv, mode);
+          if (ms.isEmpty()) {
+            continue;
+          }
+          Measurement last = ms.get(ms.size() - 1);
+          r.append(String.format(Locale.ROOT, "  N=%,d %s %s (%.2f s):%n", s.size(), mv, mode, last.seconds()));
+          r.append(last.breakdown().describe("    "));
+        }
+      }
+    }
+    r.append('\n');
+
+    r.append("Goals\n");
+    Optional<SizeResult> big = results.stream().filter(s -> s.size() == 10_000_000L).findFirst();
+    Optional<SizeResult> small = results.stream().filter(s -> s.size() == 1_000_000L).findFirst();
+    if (big.isPresent()) {
+      SizeResult b = big.get();
+      double silverSpeedup = b.median("silver", "full") / b.median("silver", "incremental");
+      double goldSpeedup = b.median("gold", "full") / b.median("gold", "incremental");
+      r.append(String.format(Locale.ROOT, "  1. incremental >= %.0fx faster than full at 10M rows: %s (silver %.1fx, gold %.1fx)%n",
+          GOAL_SPEEDUP, verdict(silverSpeedup, goldSpeedup, x -> x >= GOAL_SPEEDUP), silverSpeedup, goldSpeedup));
+    } else {
+      r.append("  1. incremental >= 20x faster than full at 10M rows: not evaluated (no 10,000,000-row run)\n");
+    }
+    if (big.isPresent() && small.isPresent()) {
+      double silverGrowth = big.get().median("silver", "incremental") / small.get().median("silver", "incremental");
+      double goldGrowth = big.get().median("gold", "incremental") / small.get().median("gold", "incremental");
+      r.append(String.format(Locale.ROOT, "  2. incremental time grows < %.1fx from 1M to 10M rows: %s (silver %.2fx, gold %.2fx)%n",
+          GOAL_GROWTH, verdict(silverGrowth, goldGrowth, x -> x < GOAL_GROWTH), silverGrowth, goldGrowth));
+    } else {
+      r.append("  2. incremental time grows < 1.5x from 1M to 10M rows: not evaluated (needs both sizes)\n");
+    }
+    boolean allPass = results.stream().allMatch(s -> s.checks().values().stream().allMatch(v -> v.startsWith("PASS")));
+    long checked = results.stream().mapToLong(s -> s.checks().size()).sum();
+    r.append("  correctness of the incremental refreshes: ").append(allPass ? "PASS" : "FAIL")
+        .append(" (").append(checked).append(" MV checks over ").append(results.stream().filter(s -> s.checks().size() == 2).count())
+        .append(" of ").append(results.size()).append(" sizes)\n");
+    return r.toString();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Helpers
+
+  /** MET when both figures pass; NOT MET when one measured figure fails; else not evaluated. */
+  private static String verdict(double silver, double gold, java.util.function.DoublePredicate ok) {
+    if ((!Double.isNaN(silver) && !ok.test(silver)) || (!Double.isNaN(gold) && !ok.test(gold))) {
+      return "NOT MET";
+    }
+    if (Double.isNaN(silver) || Double.isNaN(gold)) {
+      return "not evaluated (not measured: the run stopped first)";
+    }
+    return "MET";
+  }
+
+  static double median(double[] values) {
+    if (values.length == 0) {
+      return Double.NaN;
+    }
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int mid = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  }
+
+  private static double seconds(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1e9;
+  }
+
+  private static void progress(String message) {
+    System.err.println("[bench " + LocalDateTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + "] " + message);
+  }
+
+  private static Optional<String> cpuModel() {
+    try (Stream<String> lines = Files.lines(Paths.get("/proc/cpuinfo"))) {
+      return lines.filter(l -> l.startsWith("model name")).findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim());
+    } catch (IOException | UncheckedIOException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static Optional<String> memTotal() {
+    try (Stream<String> lines = Files.lines(Paths.get("/proc/meminfo"))) {
+      return lines.filter(l -> l.startsWith("MemTotal")).findFirst()
+          .map(l -> String.format(Locale.ROOT, "%.1f GiB", Long.parseLong(l.replaceAll("[^0-9]", "")) / 1048576.0));
+    } catch (IOException | UncheckedIOException | NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  /** Spark stage wall times by call site while a refresh runs. */
+  static final class StageTimes extends SparkListener {
+    private final List<long[]> intervals = new ArrayList<>();
+    private final Map<String, double[]> byCallSite = new LinkedHashMap<>();
+    private volatile boolean recording;
+
+    synchronized void start() {
+      intervals.clear();
+      byCallSite.clear();
+      recording = true;
+    }
+
+    synchronized Breakdown stop(double wallSeconds) {
+      recording = false;
+      // Union of the stage intervals: the time at least one stage ran.
+      List<long[]> sorted = new ArrayList<>(intervals);
+      sorted.sort(Comparator.comparingLong(a -> a[0]));
+      long busy = 0;
+      long curStart = -1;
+      long curEnd = -1;
+      for (long[] iv : sorted) {
+        if (iv[0] > curEnd) {
+          if (curEnd > curStart) {
+            busy += curEnd - curStart;
+          }
+          curStart = iv[0];
+          curEnd = iv[1];
+        } else {
+          curEnd = Math.max(curEnd, iv[1]);
+        }
+      }
+      if (curEnd > curStart) {
+        busy += curEnd - curStart;
+      }
+      Map<String, double[]> copy = new LinkedHashMap<>();
+      byCallSite.forEach((k, v) -> copy.put(k, v.clone()));
+      return new Breakdown(wallSeconds, busy / 1000.0, copy);
+    }
+
+    private final Map<Long, String> executionDescription = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Integer, Long> executionOfStage = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public void onOtherEvent(org.apache.spark.scheduler.SparkListenerEvent event) {
+      if (event instanceof org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart start) {
+        executionDescription.put(start.executionId(), start.description());
+      }
+    }
+
+    @Override
+    public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart event) {
+      String id = event.properties() == null ? null : event.properties().getProperty("spark.sql.execution.id");
+      if (id == null) {
+        return;
+      }
+      long execution = Long.parseLong(id);
+      scala.collection.Iterator<Object> ids = event.stageIds().iterator();
+      while (ids.hasNext()) {
+        executionOfStage.put((Integer) ids.next(), execution);
+      }
+    }
+
+    @Override
+    public synchronized void onStageCompleted(SparkListenerStageCompleted event) {
+      if (!recording) {
+        return;
+      }
+      StageInfo info = event.stageInfo();
+      if (info.submissionTime().isEmpty() || info.completionTime().isEmpty()) {
+        return;
+      }
+      long startMs = (Long) info.submissionTime().get();
+      long endMs = (Long) info.completionTime().get();
+      intervals.add(new long[] {startMs, endMs});
+      // AQE materializes query stages from other threads, whose call site says nothing: name a stage
+      // by the SQL execution it belongs to (its description is the call site that started it).
+      String name = info.name();
+      Long execution = executionOfStage.get(info.stageId());
+      if (execution != null && executionDescription.containsKey(execution)) {
+        name = executionDescription.get(execution);
+      }
+      double[] acc = byCallSite.computeIfAbsent(name, k -> new double[2]);
+      acc[0] += (endMs - startMs) / 1000.0;
+      acc[1] += 1;
+    }
+
+    record Breakdown(double wallSeconds, double stageSeconds, Map<String, double[]> byCallSite) {
+      String describe(String indent) {
+        StringBuilder b = new StringBuilder();
+        byCallSite.entrySet().stream()
+            .sorted((x, y) -> Double.compare(y.getValue()[0], x.getValue()[0]))
+            .limit(8)
+            .forEach(e -> b.append(String.format(Locale.ROOT, "%s%7.2f s  %s (%d stage%s)%n",
+                indent, e.getValue()[0], e.getKey(), (int) e.getValue()[1], e.getValue()[1] == 1 ? "" : "s")));
+        int rest = byCallSite.size() - 8;
+        if (rest > 0) {
+          double restSeconds = byCallSite.values().stream().mapToDouble(v -> v[0]).sorted().limit(rest).sum();
+          b.append(String.format(Locale.ROOT, "%s%7.2f s  %d other call sites%n", indent, restSeconds, rest));
+        }
+        b.append(String.format(Locale.ROOT, "%s%7.2f s  outside Spark stages%n", indent, Math.max(0, wallSeconds - stageSeconds)));
+        return b.toString();
+      }
+    }
+  }
+}
