@@ -661,7 +661,8 @@ public final class RefreshBenchmark {
     }
     r.append('\n');
 
-    r.append("Where the time goes (last run of each; Spark stages by call site, wall seconds, stages overlap little on 2 cores;\n");
+    r.append("Where the time goes (last run of each; Spark stages by call site, wall seconds, AQE runs some stages\n");
+    r.append("concurrently, so per-call-site sums can exceed the wall time;\n");
     r.append("'outside Spark stages' = planning, Iceberg metadata and catalog commits on the driver)\n");
     for (SizeResult s : results) {
       for (String mv : List.of("silver", "gold")) {
