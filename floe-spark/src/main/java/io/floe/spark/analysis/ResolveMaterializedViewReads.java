@@ -83,7 +83,8 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
 
   private Optional<MaterializedView> materializedView(List<String> parts) {
     try {
-      return new MaterializedViewCatalog(spark).load(new MaterializedViewCatalog(spark).resolve(parts, null, null));
+      MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+      return catalog.load(catalog.resolve(parts, null, null));
     } catch (FloeException notAnIcebergName) {
       return Optional.empty();
     }

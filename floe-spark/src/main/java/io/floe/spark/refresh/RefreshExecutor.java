@@ -101,7 +101,8 @@ public final class RefreshExecutor {
 
     RefreshState state = new RefreshState(mv.versionId(), start, after);
     String stateJson = RefreshStateParser.toJson(state);
-    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzedDefinition(mv, pinned));
+    Dataset<Row> definition = analyzeDefinition(mv, pinned);
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), definition.queryExecution().analyzed());
     String reason = fullRefreshReason(mv, recorded, full);
     if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
       Optional<String> notIncremental = incrementalBlocker(mv, shape);
@@ -130,7 +131,7 @@ public final class RefreshExecutor {
       }
     }
     String fullReason = reason;
-    Dataset<Row> rows = storageRows(mv, shape, pinned);
+    Dataset<Row> rows = storageRows(mv, shape, pinned, definition);
 
     String storageName = mv.storageName().quoted();
     StorageWriteGuard.allowWritesTo(
@@ -189,7 +190,8 @@ public final class RefreshExecutor {
     Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
     Optional<RefreshState> recorded = mv.refreshState(storage);
     PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
-    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzedDefinition(mv, pinned));
+    DefinitionShape shape =
+        DefinitionShape.of(pinned.parsed(), analyzeDefinition(mv, pinned).queryExecution().analyzed());
     lines.add(new String[] {"materialized view", mv.name().toString()});
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
     lines.add(new String[] {"storage layout", mv.layout().name()});
@@ -281,10 +283,12 @@ public final class RefreshExecutor {
   }
 
   /** The rows of the storage table for a full refresh, with the hidden columns its layout keeps. */
-  private Dataset<Row> storageRows(MaterializedView mv, DefinitionShape shape, PinnedDefinition pinned) {
-    Dataset<Row> rows = analyze(mv, pinned);
+  private Dataset<Row> storageRows(
+      MaterializedView mv, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition) {
+    String[] viewColumns = mv.viewColumns().toArray(new String[0]);
     switch (mv.layout()) {
       case ROWS:
+        Dataset<Row> rows = definition.toDF(viewColumns);
         Column[] columns = mv.viewColumns().stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
         return (Dataset<Row>)
             rows.groupBy(columns)
@@ -304,28 +308,20 @@ public final class RefreshExecutor {
           throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
         }
       default:
-        return rows;
+        return definition.toDF(viewColumns);
     }
   }
 
   /** Glue's switch for incremental refresh; Floe honours it, and defaults it to on. */
   public static final String INCREMENTAL_ENABLED = "spark.sql.optimizer.incrementalMVRefresh.enabled";
 
-  /** The pinned definition's analyzed plan, before any renaming to the view's columns. */
-  private LogicalPlan analyzedDefinition(MaterializedView mv, PinnedDefinition pinned) {
+  /**
+   * The pinned definition analyzed once, with the query's own column names, naming the MV in any
+   * error. Its plan decides the shape; renamed to the view's columns it gives the rows.
+   */
+  private Dataset<Row> analyzeDefinition(MaterializedView mv, PinnedDefinition pinned) {
     try {
-      return Dataset.ofRows(spark, pinned.plan()).queryExecution().analyzed();
-    } catch (RuntimeException e) {
-      throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
-    }
-  }
-
-  /** Analyzes the pinned definition, naming the MV in any error. */
-  Dataset<Row> analyze(MaterializedView mv, PinnedDefinition pinned) {
-    try {
-      String[] columns =
-          org.apache.iceberg.spark.SparkSchemaUtil.convert(mv.view().schema()).fieldNames();
-      return Dataset.ofRows(spark, pinned.plan()).toDF(columns);
+      return Dataset.ofRows(spark, pinned.plan());
     } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
       throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
     }
