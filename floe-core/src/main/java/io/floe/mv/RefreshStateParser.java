@@ -30,8 +30,27 @@ public final class RefreshStateParser {
     ObjectNode root = MAPPER.createObjectNode();
     root.put("view-version-id", state.viewVersionId());
     root.put("refresh-start-timestamp-ms", state.refreshStartTimestampMs());
-    ArrayNode sources = root.putArray("source-states");
-    for (SourceState source : state.sourceStates()) {
+    writeSourceStates(root.putArray("source-states"), state.sourceStates());
+    try {
+      return MAPPER.writeValueAsString(root);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("Cannot write refresh-state JSON", e);
+    }
+  }
+
+  /** A JSON array of source states, each written as in {@code source-states}. */
+  public static String sourceStatesToJson(List<SourceState> states) {
+    ArrayNode array = MAPPER.createArrayNode();
+    writeSourceStates(array, states);
+    try {
+      return MAPPER.writeValueAsString(array);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("Cannot write source states as JSON", e);
+    }
+  }
+
+  private static void writeSourceStates(ArrayNode sources, List<SourceState> states) {
+    for (SourceState source : states) {
       ObjectNode node = sources.addObject();
       node.put("type", source.type() == SourceState.Type.TABLE ? "table" : "view");
       ArrayNode namespace = node.putArray("namespace");
@@ -42,11 +61,6 @@ public final class RefreshStateParser {
       source.ref().ifPresent(ref -> node.put("ref", ref));
       source.schemaId().ifPresent(id -> node.put("schema-id", id));
       source.versionId().ifPresent(id -> node.put("version-id", id));
-    }
-    try {
-      return MAPPER.writeValueAsString(root);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("Cannot write refresh-state JSON", e);
     }
   }
 

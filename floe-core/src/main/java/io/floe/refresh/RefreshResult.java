@@ -10,6 +10,10 @@ import java.util.Optional;
  * What one refresh of a materialized view did: its type and the reason for it, the sources it
  * started from and the pinned states it brought the view to, the rows it read and wrote, and the
  * storage snapshot it committed (none for {@link RefreshType#NO_CHANGE}).
+ *
+ * @param attempts how many attempts the refresh took (more than one after a retried failure)
+ * @param warnings problems that did not undo the refresh, such as a refresh history that could not
+ *     be appended to; a caller should show them
  */
 public record RefreshResult(
     String materializedView,
@@ -22,7 +26,9 @@ public record RefreshResult(
     long rowsRemoved,
     long startedAtMs,
     long durationMs,
-    Long storageSnapshotId) {
+    Long storageSnapshotId,
+    int attempts,
+    List<String> warnings) {
 
   public RefreshResult {
     Objects.requireNonNull(materializedView, "materializedView");
@@ -31,6 +37,44 @@ public record RefreshResult(
     sourcesBefore = List.copyOf(sourcesBefore);
     sourcesAfter = List.copyOf(sourcesAfter);
     rowsReadBySource = Map.copyOf(rowsReadBySource);
+    warnings = List.copyOf(warnings);
+    if (attempts < 1) {
+      throw new IllegalArgumentException("attempts must be at least 1 but was " + attempts);
+    }
+  }
+
+  /** A result of a first attempt, without warnings. */
+  public RefreshResult(
+      String materializedView,
+      RefreshType type,
+      String reason,
+      List<SourceState> sourcesBefore,
+      List<SourceState> sourcesAfter,
+      Map<String, Long> rowsReadBySource,
+      long rowsWritten,
+      long rowsRemoved,
+      long startedAtMs,
+      long durationMs,
+      Long storageSnapshotId) {
+    this(
+        materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, 1, List.of());
+  }
+
+  /** This result, reached after {@code attempts} attempts. */
+  public RefreshResult withAttempts(int attempts) {
+    return new RefreshResult(
+        materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, warnings);
+  }
+
+  /** This result with one more warning. */
+  public RefreshResult withWarning(String warning) {
+    List<String> all = new java.util.ArrayList<>(warnings);
+    all.add(warning);
+    return new RefreshResult(
+        materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, all);
   }
 
   public Optional<Long> storageSnapshot() {
