@@ -1,7 +1,9 @@
 package io.floe.spark.command;
 
 import io.floe.mv.SourceState;
+import io.floe.refresh.RefreshOutcome;
 import io.floe.refresh.RefreshResult;
+import io.floe.refresh.RefreshStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +13,10 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.types.DataTypes;
 
-/** The result row every refresh statement returns, one per refreshed view. */
+/**
+ * The result row every refresh statement returns, one per view: a refreshed view's result, or a
+ * failed or skipped view's status with the error or reason in {@code reason}.
+ */
 final class RefreshOutput {
   private RefreshOutput() {}
 
@@ -25,7 +30,10 @@ final class RefreshOutput {
         FloeCommand.column("rows_removed", DataTypes.LongType),
         FloeCommand.column("duration_ms", DataTypes.LongType),
         FloeCommand.stringColumn("source_snapshots"),
-        FloeCommand.column("snapshot_id", DataTypes.LongType));
+        FloeCommand.column("snapshot_id", DataTypes.LongType),
+        FloeCommand.stringColumn("status"),
+        FloeCommand.column("attempts", DataTypes.IntegerType),
+        FloeCommand.stringColumn("warnings"));
   }
 
   static Row row(RefreshResult result) {
@@ -38,7 +46,20 @@ final class RefreshOutput {
         result.rowsRemoved(),
         result.durationMs(),
         describeSources(result.sourcesBefore(), result.sourcesAfter()),
-        result.storageSnapshotId());
+        result.storageSnapshotId(),
+        RefreshStatus.SUCCEEDED.name(),
+        result.attempts(),
+        result.warnings().isEmpty() ? null : String.join("; ", result.warnings()));
+  }
+
+  /** The row of one view of a graph refresh: its result, or why it failed or was skipped. */
+  static Row row(RefreshOutcome outcome) {
+    if (outcome.status() == RefreshStatus.SUCCEEDED) {
+      return row(outcome.result());
+    }
+    return RowFactory.create(
+        outcome.materializedView(), null, outcome.message(), null, null, null, null, null, null,
+        outcome.status().name(), null, null);
   }
 
   /** {@code db.trips 12 → 15, db.silver v1} for the sources a refresh read. */

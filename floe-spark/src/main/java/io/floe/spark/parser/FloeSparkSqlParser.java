@@ -11,6 +11,7 @@ import io.floe.spark.command.ExplainRefreshCommand;
 import io.floe.spark.command.RefreshMaterializedViewCommand;
 import io.floe.spark.command.ShowMaterializedViewPropertiesCommand;
 import io.floe.spark.command.ShowMaterializedViewsCommand;
+import io.floe.spark.command.ShowRefreshesCommand;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.sql.AlterMaterializedView;
@@ -24,6 +25,7 @@ import io.floe.sql.FloeStatementParser;
 import io.floe.sql.QualifiedName;
 import io.floe.sql.RefreshMaterializedView;
 import io.floe.sql.ShowMaterializedViews;
+import io.floe.sql.ShowRefreshes;
 import io.floe.sql.ShowTableProperties;
 import java.util.List;
 import java.util.Optional;
@@ -89,6 +91,8 @@ public final class FloeSparkSqlParser implements ParserInterface {
     } else if (statement instanceof ShowTableProperties) {
       ShowTableProperties show = (ShowTableProperties) statement;
       return materializedView(show.name()).map(mv -> new ShowMaterializedViewPropertiesCommand(show));
+    } else if (statement instanceof ShowRefreshes) {
+      return Optional.of(new ShowRefreshesCommand((ShowRefreshes) statement));
     } else if (statement instanceof ExplainRefresh) {
       return Optional.of(new ExplainRefreshCommand((ExplainRefresh) statement));
     } else if (statement instanceof DropTable) {

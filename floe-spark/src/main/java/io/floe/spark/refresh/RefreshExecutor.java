@@ -5,7 +5,9 @@ import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.mv.SourceState;
+import io.floe.refresh.RefreshRecord;
 import io.floe.refresh.RefreshResult;
+import io.floe.refresh.RefreshRun;
 import io.floe.refresh.RefreshType;
 import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
@@ -21,8 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
@@ -34,11 +34,11 @@ import org.slf4j.LoggerFactory;
  * Brings a materialized view up to date: pins its sources, computes its rows at the pinned
  * snapshots and commits them to the storage table as one Iceberg snapshot carrying the new
  * refresh state. The commit is validated against the storage snapshot the refresh started from,
- * so two refreshes racing for one view never both apply; the loser retries from step 1.
+ * so two refreshes racing for one view never both apply; the loser retries from step 1. Every
+ * refresh, successful or not, appends one row to the refresh history ({@link RefreshHistory}).
  */
 public final class RefreshExecutor {
   private static final Logger LOG = LoggerFactory.getLogger(RefreshExecutor.class);
-  private static final int MAX_ATTEMPTS = 4;
 
   private final SparkSession spark;
   private final MaterializedViewCatalog catalog;
@@ -51,26 +51,115 @@ public final class RefreshExecutor {
   }
 
   /**
-   * Refreshes {@code mv}.
+   * Refreshes {@code mv} as part of the run this thread's local properties name ({@link
+   * #currentRun}), every source at its current snapshot.
    *
    * @param full recompute even when no source changed
    */
   public RefreshResult refresh(MaterializedView mv, boolean full) {
+    return refresh(mv, full, currentRun(spark), Map.of());
+  }
+
+  /**
+   * Refreshes {@code mv} as part of {@code run}, reading each source named in {@code prePinned}
+   * (by fully qualified name) at the snapshot pinned there and any other at its current snapshot.
+   * A failure that another attempt can cure is retried as {@link RetryPolicy} says. The refresh is
+   * recorded in the refresh history of the view's catalog whether it succeeds or fails; a history
+   * that cannot be written never undoes or hides the refresh: it is logged and added to the
+   * result's warnings (or, on failure, to the error's suppressed exceptions).
+   *
+   * @param full recompute even when no source changed
+   * @throws FloeException naming the view when the refresh failed; nothing was committed
+   */
+  public RefreshResult refresh(MaterializedView mv, boolean full, RefreshRun run, Map<String, Source> prePinned) {
+    RetryPolicy retry = RetryPolicy.of(spark);
+    long started = System.currentTimeMillis();
     for (int attempt = 1; ; attempt++) {
-      MaterializedView current = catalog.loadExisting(mv.name(), "refresh");
+      MaterializedView current = mv;
       try {
-        return refreshOnce(current, full);
+        current = catalog.loadExisting(mv.name(), "refresh");
+        RefreshResult result = refreshOnce(current, full, prePinned).withAttempts(attempt);
+        return recordSucceeded(current, run, result);
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
-        Optional<Throwable> conflict = commitConflict(e);
-        if (conflict.isEmpty() || attempt >= MAX_ATTEMPTS) {
-          throw namingTheView(current, e);
+        Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
+        if (retryable.isEmpty() || attempt >= retry.maxAttempts()) {
+          FloeException failure = namingTheView(current, e);
+          if (attempt > 1) {
+            failure = new FloeException(failure.getMessage() + " (gave up after " + attempt + " attempts)", e);
+          }
+          recordFailed(current, run, started, attempt, failure);
+          throw failure;
         }
-        LOG.info("Refresh of {} lost a commit race (attempt {}), retrying: {}", mv, attempt, conflict.get().getMessage());
+        long delay = retry.delayBefore(attempt + 1);
+        LOG.info(
+            "Refresh of {} failed on attempt {} of {}, retrying in {} ms: {}",
+            mv, attempt, retry.maxAttempts(), delay, retryable.get().getMessage());
+        try {
+          Thread.sleep(delay);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          FloeException failure =
+              new FloeException("Cannot refresh " + mv + ": interrupted while waiting to retry", interrupted);
+          failure.addSuppressed(e);
+          recordFailed(current, run, started, attempt, failure);
+          throw failure;
+        }
       }
     }
   }
 
-  private RefreshResult refreshOnce(MaterializedView mv, boolean full) {
+  /**
+   * The run the refreshes started on this thread belong to, from the local properties {@value
+   * RefreshRun#TRIGGER_PROPERTY} and {@value RefreshRun#RUN_ID_PROPERTY}: unset, a manual run
+   * with a fresh id.
+   */
+  public static RefreshRun currentRun(SparkSession spark) {
+    try {
+      return RefreshRun.of(
+          spark.sparkContext().getLocalProperty(RefreshRun.TRIGGER_PROPERTY),
+          spark.sparkContext().getLocalProperty(RefreshRun.RUN_ID_PROPERTY));
+    } catch (IllegalArgumentException e) {
+      throw new FloeException("Local property " + RefreshRun.TRIGGER_PROPERTY + ": " + e.getMessage(), e);
+    }
+  }
+
+  private RefreshResult recordSucceeded(MaterializedView mv, RefreshRun run, RefreshResult result) {
+    Optional<RuntimeException> notRecorded = appendHistory(mv, RefreshRecord.succeeded(run, result));
+    return notRecorded
+        .map(e -> result.withWarning(historyWarning(mv, e)))
+        .orElse(result);
+  }
+
+  private void recordFailed(MaterializedView mv, RefreshRun run, long started, int attempts, FloeException failure) {
+    RefreshRecord record =
+        RefreshRecord.failed(run, mv.name().toString(), started, System.currentTimeMillis(), attempts, failure.getMessage());
+    appendHistory(mv, record).ifPresent(failure::addSuppressed);
+  }
+
+  /** Records that {@code mv} was not refreshed in {@code run}, and why; a warning when that fails. */
+  Optional<String> recordSkipped(MaterializedView mv, RefreshRun run, String reason) {
+    return appendHistory(mv, RefreshRecord.skipped(run, mv.name().toString(), System.currentTimeMillis(), reason))
+        .map(e -> historyWarning(mv, e));
+  }
+
+  private Optional<RuntimeException> appendHistory(MaterializedView mv, RefreshRecord record) {
+    RefreshHistory history = new RefreshHistory(mv.name().catalogName(), mv.name().catalog());
+    try {
+      history.append(record);
+      catalog.invalidateSparkCache(mv.name().withIdentifier(RefreshHistory.IDENTIFIER));
+      return Optional.empty();
+    } catch (RuntimeException e) {
+      LOG.warn("Refresh of {} ({}) could not be recorded in {}", mv, record.status(), history.tableName(), e);
+      return Optional.of(e);
+    }
+  }
+
+  private static String historyWarning(MaterializedView mv, RuntimeException e) {
+    return "the refresh of " + mv + " is committed but not recorded in the refresh history: "
+        + SourcePinning.firstLine(e.getMessage());
+  }
+
+  private RefreshResult refreshOnce(MaterializedView mv, boolean full, Map<String, Source> prePinned) {
     long start = System.currentTimeMillis();
     Table storage = mv.storageTable();
     catalog.invalidateSparkCache(mv.storageName());
@@ -78,7 +167,8 @@ public final class RefreshExecutor {
     Optional<RefreshState> recorded = mv.refreshState(storage);
     List<SourceState> before = recorded.map(RefreshState::sourceStates).orElse(List.of());
 
-    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    PinnedDefinition pinned =
+        pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
     List<SourceState> after = pinned.sourceStates();
 
     if (!full
@@ -366,12 +456,4 @@ public final class RefreshExecutor {
     return value == null ? 0 : Long.parseLong(value);
   }
 
-  private static Optional<Throwable> commitConflict(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof ValidationException || t instanceof CommitFailedException) {
-        return Optional.of(t);
-      }
-    }
-    return Optional.empty();
-  }
 }

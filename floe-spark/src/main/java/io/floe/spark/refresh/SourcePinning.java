@@ -81,9 +81,20 @@ public final class SourcePinning {
 
   /** Pins the current snapshot of every source of a parsed definition. */
   public PinnedDefinition pin(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
+    return pin(parsed, defaultCatalog, defaultNamespace, Map.of());
+  }
+
+  /**
+   * Pins every source of a parsed definition: a source in {@code prePinned} (by fully qualified
+   * name) at the snapshot given there, any other at its current snapshot. A graph refresh pins its
+   * sources once for every view it refreshes this way.
+   */
+  public PinnedDefinition pin(
+      LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, Map<String, Source> prePinned) {
     Map<String, Source> sources = new LinkedHashMap<>();
     for (ResolvedName name : sourceNames(parsed, defaultCatalog, defaultNamespace)) {
-      sources.put(name.toString(), pinSource(name));
+      Source given = prePinned.get(name.toString());
+      sources.put(name.toString(), given != null ? given : pinSource(name));
     }
     LogicalPlan pinned =
         substitute(parsed, defaultCatalog, defaultNamespace, (parts, name) -> pinnedRead(parts, sources.get(name.toString())));
@@ -148,7 +159,26 @@ public final class SourcePinning {
         });
   }
 
-  private Source pinSource(ResolvedName name) {
+  /**
+   * A materialized view source pinned at a storage snapshot it has committed, such as the one an
+   * upstream view of a graph refresh has just committed.
+   */
+  public Source pinMaterializedView(MaterializedView mv, Long storageSnapshotId) {
+    Table storage = mv.storageTable();
+    catalog.invalidateSparkCache(mv.storageName());
+    Optional<Snapshot> snapshot = Optional.empty();
+    if (storageSnapshotId != null) {
+      snapshot = Optional.ofNullable(storage.snapshot(storageSnapshotId));
+      if (snapshot.isEmpty()) {
+        throw new FloeException(
+            "Cannot pin materialized view " + mv + ": its storage snapshot " + storageSnapshotId + " is gone");
+      }
+    }
+    return new Source(mv.name(), Optional.of(mv), storage, snapshot);
+  }
+
+  /** The source named {@code name} at its current snapshot. */
+  public Source pinSource(ResolvedName name) {
     Optional<MaterializedView> mv = catalog.load(name);
     if (mv.isPresent()) {
       Table storage = mv.get().storageTable();
