@@ -25,16 +25,21 @@ public final class DemoConsole {
   private static final List<String> REFRESH_COLUMNS =
       List.of(
           "materialized_view", "refresh_type", "reason", "rows_read", "rows_written", "rows_removed",
-          "duration_ms", "source_snapshots", "snapshot_id");
+          "duration_ms", "source_snapshots", "snapshot_id", "status", "attempts", "warnings");
 
   private static String describeRefresh(List<String> row) {
     String type = row.get(1);
+    String status = row.get(9);
+    if (!"SUCCEEDED".equals(status)) {
+      return "-> " + row.get(0) + ": " + status + " (" + row.get(2) + ")";
+    }
     if ("NO_CHANGE".equals(type)) {
       return "-> " + row.get(0) + ": nothing to do (" + row.get(2) + ")";
     }
     return "-> " + row.get(0) + ": " + type + " refresh (" + row.get(2) + "); read " + row.get(3)
         + " source rows, wrote " + row.get(4) + ", removed " + row.get(5) + " in "
-        + ResultFormatter.formatDuration(Long.parseLong(row.get(6))) + "; storage snapshot " + row.get(8);
+        + ResultFormatter.formatDuration(Long.parseLong(row.get(6))) + "; storage snapshot " + row.get(8)
+        + (row.get(11) == null ? "" : "; warning: " + row.get(11));
   }
 
   public SparkSession spark() {
