@@ -47,15 +47,18 @@ public record RefreshRecord(
     return endedAtMs - startedAtMs;
   }
 
-  /** The record of a refresh that brought the view up to date. */
-  public static RefreshRecord succeeded(RefreshRun run, RefreshResult result) {
+  /**
+   * The record of a refresh that brought the view up to date, begun (first attempt) at {@code
+   * startedAtMs} and ended at {@code endedAtMs}.
+   */
+  public static RefreshRecord succeeded(RefreshRun run, RefreshResult result, long startedAtMs, long endedAtMs) {
     return new RefreshRecord(
         run.runId(),
         UUID.randomUUID().toString(),
         result.materializedView(),
         run.trigger(),
-        result.startedAtMs(),
-        result.startedAtMs() + result.durationMs(),
+        startedAtMs,
+        endedAtMs,
         result.type(),
         result.reason(),
         RefreshStatus.SUCCEEDED,

@@ -79,7 +79,7 @@ public final class RefreshExecutor {
       try {
         current = catalog.loadExisting(mv.name(), "refresh");
         RefreshResult result = refreshOnce(current, full, prePinned).withAttempts(attempt);
-        return recordSucceeded(current, run, result);
+        return recordSucceeded(current, run, result, started);
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
         if (retryable.isEmpty() || attempt >= retry.maxAttempts()) {
@@ -123,8 +123,9 @@ public final class RefreshExecutor {
     }
   }
 
-  private RefreshResult recordSucceeded(MaterializedView mv, RefreshRun run, RefreshResult result) {
-    Optional<RuntimeException> notRecorded = appendHistory(mv, RefreshRecord.succeeded(run, result));
+  private RefreshResult recordSucceeded(MaterializedView mv, RefreshRun run, RefreshResult result, long started) {
+    Optional<RuntimeException> notRecorded =
+        appendHistory(mv, RefreshRecord.succeeded(run, result, started, System.currentTimeMillis()));
     return notRecorded
         .map(e -> result.withWarning(historyWarning(mv, e)))
         .orElse(result);
