@@ -18,6 +18,7 @@ import java.util.UUID;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
@@ -33,6 +34,8 @@ import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The refresh history of one catalog: the Iceberg table {@code floe.refresh_history}, one row per
@@ -71,6 +74,10 @@ public final class RefreshHistory {
           required(16, "refresh_id", Types.StringType.get()),
           optional(17, "sources_before", Types.StringType.get()),
           optional(18, "sources_after", Types.StringType.get()));
+
+  private static final Logger LOG = LoggerFactory.getLogger(RefreshHistory.class);
+  private static final int EXPIRE_EVERY = 100;
+  private static final int SNAPSHOTS_KEPT = 20;
 
   private final String catalogName;
   private final Catalog catalog;
@@ -130,6 +137,25 @@ public final class RefreshHistory {
       throw new UncheckedIOException("Cannot write a refresh history file for " + tableName(), e);
     }
     table.newAppend().appendFile(dataFile).commit();
+    expireOldSnapshots(table);
+  }
+
+  /**
+   * Every {@value #EXPIRE_EVERY} appends, expires all but the last {@value #SNAPSHOTS_KEPT}
+   * snapshots: each append adds one, and the table metadata rewritten by every commit lists them
+   * all, so without this appends would slow down as the history grows. Rows are never removed.
+   */
+  private void expireOldSnapshots(Table table) {
+    Snapshot current = table.currentSnapshot();
+    if (current == null || current.sequenceNumber() % EXPIRE_EVERY != 0) {
+      return;
+    }
+    try {
+      table.expireSnapshots().expireOlderThan(current.timestampMillis()).retainLast(SNAPSHOTS_KEPT).commit();
+    } catch (RuntimeException e) {
+      // Maintenance only: the record is committed, and the next round tries again.
+      LOG.warn("Cannot expire old snapshots of {}", tableName(), e);
+    }
   }
 
   /** The history table, created when it does not exist yet. */

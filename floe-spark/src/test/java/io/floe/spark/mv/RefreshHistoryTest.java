@@ -9,6 +9,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Timestamp;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.apache.iceberg.BaseTable;
@@ -17,6 +18,9 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
+import org.apache.spark.scheduler.JobFailed;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobEnd;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -168,6 +172,59 @@ class RefreshHistoryTest extends MvTestSupport {
     Row failed = history("totals").get(0);
     assertThat(failed.<String>getAs("status")).isEqualTo("FAILED");
     assertThat(failed.<Integer>getAs("attempts")).isEqualTo(3);
+  }
+
+  @Test
+  void aRefreshThatFailsOnIoOnceSucceedsOnALaterAttempt() throws Exception {
+    sql("CREATE MATERIALIZED VIEW totals AS " + TOTALS);
+    List<Path[]> moved = new ArrayList<>();
+    for (DataFile file : table("orders").currentSnapshot().addedDataFiles(table("orders").io())) {
+      Path path = Path.of(URI.create(file.location()));
+      Path aside = path.resolveSibling(path.getFileName() + ".aside");
+      Files.move(path, aside);
+      moved.add(new Path[] {aside, path});
+    }
+    // The first failed Spark job puts the files back, so a later attempt can succeed.
+    SparkListener restoreOnFailure =
+        new SparkListener() {
+          @Override
+          public void onJobEnd(SparkListenerJobEnd end) {
+            if (end.jobResult() instanceof JobFailed) {
+              restore(moved);
+            }
+          }
+        };
+    spark.sparkContext().addSparkListener(restoreOnFailure);
+    spark.conf().set(RetryPolicy.MAX_ATTEMPTS, "5");
+    spark.conf().set(RetryPolicy.BACKOFF_MS, "1000");
+    Row refreshed;
+    try {
+      refreshed = sql("REFRESH MATERIALIZED VIEW totals FULL").get(0);
+    } finally {
+      spark.sparkContext().removeSparkListener(restoreOnFailure);
+      spark.conf().unset(RetryPolicy.MAX_ATTEMPTS);
+      spark.conf().unset(RetryPolicy.BACKOFF_MS);
+      restore(moved);
+    }
+
+    assertThat(refreshed.<String>getAs("status")).isEqualTo("SUCCEEDED");
+    assertThat(refreshed.<Integer>getAs("attempts")).isGreaterThan(1);
+    Row recorded = history("totals").get(0);
+    assertThat(recorded.<String>getAs("status")).isEqualTo("SUCCEEDED");
+    assertThat(recorded.<Integer>getAs("attempts")).isEqualTo(refreshed.<Integer>getAs("attempts"));
+    assertSameRows("SELECT * FROM totals", TOTALS, 2);
+  }
+
+  private static synchronized void restore(List<Path[]> moved) {
+    for (Path[] move : moved) {
+      try {
+        if (Files.exists(move[0])) {
+          Files.move(move[0], move[1]);
+        }
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
   }
 
   @Test
