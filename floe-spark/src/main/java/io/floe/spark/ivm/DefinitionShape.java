@@ -39,6 +39,8 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
  *       SUM columns are maintained from per-group partial aggregates of the change; other
  *       aggregates are recomputed for the affected groups only. SELECT DISTINCT is the aggregate
  *       grouping by every column.
+ *   <li>KEYED: HAVING, window functions with PARTITION BY and outer joins on an equi-join key; the
+ *       view rows of the keys a change touches are recomputed, see {@link KeyedShape}.
  * </ul>
  */
 public final class DefinitionShape {
@@ -46,6 +48,7 @@ public final class DefinitionShape {
   public enum Kind {
     LINEAR,
     AGGREGATE,
+    KEYED,
     NOT_INCREMENTAL
   }
 
@@ -56,12 +59,19 @@ public final class DefinitionShape {
   private final String reason;
   private final List<ColumnRole> roles;
   private final LogicalPlan augmentedParsed;
+  private final KeyedShape keyed;
 
   private DefinitionShape(Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed) {
+    this(kind, reason, roles, augmentedParsed, null);
+  }
+
+  private DefinitionShape(
+      Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed, KeyedShape keyed) {
     this.kind = kind;
     this.reason = reason;
     this.roles = List.copyOf(roles);
     this.augmentedParsed = augmentedParsed;
+    this.keyed = keyed;
   }
 
   private static DefinitionShape notIncremental(String reason) {
@@ -81,12 +91,18 @@ public final class DefinitionShape {
   public StorageLayout layout() {
     switch (kind) {
       case LINEAR:
+      case KEYED:
         return StorageLayout.ROWS;
       case AGGREGATE:
         return StorageLayout.GROUPS;
       default:
         return StorageLayout.PLAIN;
     }
+  }
+
+  /** For KEYED: the operator and the keys by which the view's rows are recomputed. */
+  public Optional<KeyedShape> keyed() {
+    return Optional.ofNullable(keyed);
   }
 
   /** Roles of the output columns of an AGGREGATE definition, by position. */
@@ -129,6 +145,12 @@ public final class DefinitionShape {
     if (analyzed instanceof Distinct) {
       return ofDistinct(parsed, (Distinct) analyzed);
     }
+    Optional<KeyedShape.Verdict> verdict = KeyedShape.classify(analyzed);
+    if (verdict.isPresent()) {
+      return verdict.get().shape()
+          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k))
+          .orElseGet(() -> notIncremental(verdict.get().reason()));
+    }
     if (analyzed instanceof Aggregate) {
       Aggregate aggregate = (Aggregate) analyzed;
       Optional<String> notLinear = linearProblem(aggregate.child());
@@ -144,8 +166,15 @@ public final class DefinitionShape {
     return new DefinitionShape(Kind.LINEAR, "", List.of(), parsed);
   }
 
-  /** Why {@code plan} is not filters, projections and generators over exactly one source. */
   private static Optional<String> linearProblem(LogicalPlan plan) {
+    return linearProblem(plan, false);
+  }
+
+  /**
+   * Why {@code plan} is not filters, projections, generators, inner joins (and outer joins when
+   * {@code outerJoins}) and UNION ALL over sources each read once.
+   */
+  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins) {
     List<String> problems = new ArrayList<>();
     List<String> relations = new ArrayList<>();
     plan.foreach(
@@ -154,7 +183,9 @@ public final class DefinitionShape {
           if (!LINEAR_NODES.contains(name)) {
             problems.add(operatorName(node) + " is not maintained incrementally yet");
           }
-          if (node instanceof Join && !(((Join) node).joinType() instanceof Inner$)) {
+          if (node instanceof Join
+              && !(((Join) node).joinType() instanceof Inner$)
+              && !(outerJoins && KeyedShape.isOuter(((Join) node).joinType()))) {
             problems.add(((Join) node).joinType().sql() + " JOIN is not maintained incrementally yet");
           }
           if (node instanceof Union && (((Union) node).byName() || ((Union) node).allowMissingCol())) {

@@ -148,6 +148,21 @@ public final class IncrementalRefresh {
     String changes = "__floe_changes_" + suffix;
     List<String> views = new ArrayList<>();
     try {
+      long[] counts;
+      String merge;
+      if (shape.kind() == DefinitionShape.Kind.KEYED) {
+        List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
+        KeyedRecompute.Change change =
+            new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead);
+        if (change.rows().isEmpty()) {
+          return new Fallback(change.fallback());
+        }
+        change.rows().get().createOrReplaceTempView(changes);
+        counts = linearCounts(change.rows().get());
+        merge = linearMerge(mv, changes);
+        long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL);
+        return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations));
+      }
       LogicalPlan definition = shape.augmentedParsed().orElseThrow();
       List<Dataset<Row>> fromInserted = new ArrayList<>();
       List<Dataset<Row>> fromDeleted = new ArrayList<>();
@@ -162,8 +177,6 @@ public final class IncrementalRefresh {
         fromInserted.add(term(mv, definition, sources, oldSources, changed, inserted));
         fromDeleted.add(term(mv, definition, sources, oldSources, changed, deleted));
       }
-      long[] counts;
-      String merge;
       if (shape.kind() == DefinitionShape.Kind.LINEAR) {
         Dataset<Row> rows = linearChange(mv, unionAll(fromInserted), unionAll(fromDeleted));
         rows.createOrReplaceTempView(changes);
@@ -177,13 +190,15 @@ public final class IncrementalRefresh {
         merge = groupMerge(mv, shape, changes);
       }
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL);
-      String reason =
-          appendOnly ? "sources appended rows" : "sources changed rows (" + String.join(", ", operations) + ")";
-      return new Applied(rowsRead, counts[0], counts[1], snapshot, reason);
+      return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations));
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
     }
+  }
+
+  private static String changedReason(boolean appendOnly, List<String> operations) {
+    return appendOnly ? "sources appended rows" : "sources changed rows (" + String.join(", ", operations) + ")";
   }
 
   private static Dataset<Row> unionAll(List<Dataset<Row>> parts) {

@@ -330,7 +330,10 @@ public final class RefreshExecutor {
     } else if (blocker.isPresent()) {
       strategy = "FULL: " + blocker.get();
     } else if (strategy == null) {
-      strategy = "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.LINEAR
+      strategy = "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.KEYED
+          ? "recompute the view rows of each " + shape.keyed().orElseThrow().operator().unit()
+              + " the change touches from the new snapshot, merge by row"
+          : shape.kind() == DefinitionShape.Kind.LINEAR
           ? "apply the definition to inserted and deleted rows, merge by row"
           : shape.recomputesGroups()
               ? "recompute the groups the change touches, merge by group"
@@ -351,6 +354,8 @@ public final class RefreshExecutor {
           parts.add(columns.get(i) + ": " + shape.roles().get(i).name().toLowerCase().replace('_', ' '));
         }
         return "GROUP BY over one source (" + String.join(", ", parts) + ")";
+      case KEYED:
+        return shape.keyed().orElseThrow().describe(mv.viewColumns());
       default:
         return "not incremental: " + shape.reason();
     }

@@ -118,4 +118,147 @@ class IncrementalRefreshTest {
     assertMatches("by_region", byRegion);
     assertMatches("unioned", unioned);
   }
+
+  private String explainStrategy(String mv) {
+    return spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW " + mv).collectAsList().stream()
+        .filter(r -> r.getString(0).equals("strategy"))
+        .map(r -> r.getString(1))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private void assertRefreshedIncrementally(String mv, String query) {
+    Row result = refresh(mv);
+    assertThat(result.getString(1)).as("refresh type of %s: %s", mv, result.getString(2)).isEqualTo("INCREMENTAL");
+    assertMatches(mv, query);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void havingGroupsEnterAndLeaveTheViewAsTheirAggregatesCrossTheCondition(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmhaving");
+    spark.sql("CREATE TABLE t (id INT, k STRING, v DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO t VALUES (1, 'a', 1.00), (2, 'a', 2.00), (3, 'b', 3.00), (4, NULL, 4.00), (5, NULL, 5.00), (6, 'c', 6.00)");
+    String big = "SELECT k, COUNT(*) AS n, SUM(v) AS total, MAX(v) AS top FROM t GROUP BY k HAVING COUNT(*) > 1";
+    String unselected = "SELECT k, SUM(v) AS total FROM t GROUP BY k HAVING MIN(v) < 3";
+    spark.sql("CREATE MATERIALIZED VIEW big REFRESH POLICY INCREMENTAL AS " + big);
+    spark.sql("CREATE MATERIALIZED VIEW unselected AS " + unselected);
+    assertMatches("big", big);
+
+    // 'b' reaches two rows and enters; 'a' loses one and leaves; the NULL group stays.
+    spark.sql("INSERT INTO t VALUES (7, 'b', 1.00)");
+    spark.sql("DELETE FROM t WHERE id = 1");
+    assertThat(explainStrategy("big")).startsWith("INCREMENTAL: recompute the view rows of each group");
+    assertRefreshedIncrementally("big", big);
+    assertRefreshedIncrementally("unselected", unselected);
+    assertThat(spark.sql("SELECT k FROM big").collectAsList()).hasSize(2);
+
+    // Deleting every row of a group that passed HAVING removes it; untouched groups stay as they are.
+    spark.sql("DELETE FROM t WHERE k IS NULL");
+    spark.sql("UPDATE t SET v = 0.50 WHERE id = 6");
+    assertRefreshedIncrementally("big", big);
+    assertRefreshedIncrementally("unselected", unselected);
+    assertThat(spark.sql("SELECT k FROM big").collectAsList()).hasSize(1);
+    spark.sql("DELETE FROM t");
+    assertRefreshedIncrementally("big", big);
+    assertThat(spark.sql("SELECT * FROM big").count()).isZero();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void windowPartitionsTouchedByTheChangeAreRecomputed(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmwindow");
+    spark.sql("CREATE TABLE t (id INT, k STRING, g INT, v DOUBLE) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO t VALUES (1, 'a', 1, 1.0), (2, 'a', 2, 2.0), (3, 'b', 1, 3.0), (4, NULL, 2, 4.0), (5, 'c', NULL, 5.0)");
+    String ranked =
+        "SELECT id, k, v, rank() OVER (PARTITION BY k ORDER BY v DESC) AS r, SUM(v) OVER (PARTITION BY k) AS k_total FROM t";
+    String twoKeys =
+        "SELECT id, k, g, COUNT(*) OVER (PARTITION BY k) AS per_k, MAX(v) OVER (PARTITION BY g) AS g_max FROM t";
+    String latest =
+        "SELECT id, k, v FROM (SELECT id, k, v, row_number() OVER (PARTITION BY k ORDER BY v DESC, id) AS rn FROM t) WHERE rn = 1";
+    String global = "SELECT id, rank() OVER (ORDER BY v) AS r FROM t";
+    spark.sql("CREATE MATERIALIZED VIEW ranked REFRESH POLICY INCREMENTAL AS " + ranked);
+    spark.sql("CREATE MATERIALIZED VIEW two_keys AS " + twoKeys);
+    spark.sql("CREATE MATERIALIZED VIEW latest AS " + latest);
+    spark.sql("CREATE MATERIALIZED VIEW global_rank AS " + global);
+
+    spark.sql("INSERT INTO t VALUES (6, 'a', 2, 9.0), (7, NULL, 1, 0.5)");
+    spark.sql("UPDATE t SET v = 0.0 WHERE id = 3");
+    for (String[] mv : new String[][] {{"ranked", ranked}, {"two_keys", twoKeys}, {"latest", latest}}) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+    Row full = refresh("global_rank");
+    assertThat(full.getString(1)).isEqualTo("FULL");
+    assertThat(full.getString(2)).contains("without PARTITION BY");
+    assertMatches("global_rank", global);
+
+    // A partition disappears: its rows leave, the other partitions keep theirs.
+    spark.sql("DELETE FROM t WHERE k = 'a'");
+    spark.sql("UPDATE t SET k = 'b' WHERE id = 5");
+    for (String[] mv : new String[][] {{"ranked", ranked}, {"two_keys", twoKeys}, {"latest", latest}}) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+    assertThat(spark.sql("SELECT * FROM ranked WHERE k = 'a'").count()).isZero();
+    assertThat(explainStrategy("ranked")).startsWith("NO_CHANGE");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void outerJoinRowsLoseAndGainTheirMatchesByJoinKey(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmouter");
+    spark.sql("CREATE TABLE orders (id INT, cust INT, amount DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("CREATE TABLE customers (cust INT, region STRING) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO orders VALUES (1, 10, 5.00), (2, 10, 7.00), (3, 20, 1.00), (4, NULL, 2.00), (5, 50, 3.00)");
+    spark.sql("INSERT INTO customers VALUES (10, 'east'), (20, 'west'), (30, 'west'), (NULL, 'nowhere'), (10, 'east')");
+    String left =
+        "SELECT o.id, o.cust, o.amount, c.region FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
+    String right =
+        "SELECT o.id, c.cust, c.region FROM orders o RIGHT JOIN customers c ON o.cust = c.cust WHERE o.amount IS NULL OR o.amount > 1";
+    String full =
+        "SELECT o.id, o.cust, c.cust AS c_cust, c.region FROM orders o FULL JOIN customers c ON o.cust = c.cust AND c.region <> 'x'";
+    String using = "SELECT cust, id, region FROM orders FULL JOIN customers USING (cust)";
+    String rightKeyOnly = "SELECT o.id, c.cust, c.region FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
+    String nonEqui = "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON o.cust < c.cust";
+    spark.sql("CREATE MATERIALIZED VIEW lft REFRESH POLICY INCREMENTAL AS " + left);
+    spark.sql("CREATE MATERIALIZED VIEW rgt AS " + right);
+    spark.sql("CREATE MATERIALIZED VIEW fll AS " + full);
+    spark.sql("CREATE MATERIALIZED VIEW usng AS " + using);
+    spark.sql("CREATE MATERIALIZED VIEW right_key_only AS " + rightKeyOnly);
+    spark.sql("CREATE MATERIALIZED VIEW non_equi AS " + nonEqui);
+    String[][] keyed = {{"lft", left}, {"rgt", right}, {"fll", full}, {"usng", using}};
+
+    // Order 5 gains a customer, orders of 20 lose theirs, customer 10's duplicate goes, a NULL key arrives.
+    spark.sql("INSERT INTO customers VALUES (50, 'north'), (NULL, 'void')");
+    spark.sql("DELETE FROM customers WHERE cust = 20");
+    spark.sql("DELETE FROM customers WHERE cust = 10 AND region = 'east'");
+    spark.sql("INSERT INTO customers VALUES (10, 'south')");
+    spark.sql("INSERT INTO orders VALUES (6, NULL, 8.00), (7, 30, 1.50), (7, 30, 1.50)");
+    assertThat(explainStrategy("fll")).startsWith("INCREMENTAL: recompute the view rows of each join key");
+    for (String[] mv : keyed) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+    for (String mv : new String[] {"right_key_only", "non_equi"}) {
+      Row result = refresh(mv);
+      assertThat(result.getString(1)).isEqualTo("FULL");
+      assertThat(result.getString(2)).contains("equi-join key");
+    }
+    assertMatches("right_key_only", rightKeyOnly);
+    assertMatches("non_equi", nonEqui);
+
+    // Matches move between keys; NULL keys never match, on either side.
+    spark.sql("UPDATE orders SET cust = NULL WHERE id = 1");
+    spark.sql("UPDATE orders SET cust = 10 WHERE id = 4");
+    spark.sql("DELETE FROM customers WHERE cust IS NULL AND region = 'nowhere'");
+    spark.sql("DELETE FROM orders WHERE cust = 30");
+    for (String[] mv : keyed) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+    spark.sql("DELETE FROM customers");
+    for (String[] mv : keyed) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+  }
 }

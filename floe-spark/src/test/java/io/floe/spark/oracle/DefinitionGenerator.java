@@ -150,12 +150,14 @@ final class DefinitionGenerator {
   }
 
   /** How many kinds {@link #rotatingShape(int)} knows. */
-  static final int ROTATING_SHAPES = 8;
+  static final int ROTATING_SHAPES = 9;
 
   /**
    * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
-   * ALL and DISTINCT (maintained incrementally, except a UNION ALL reading one table twice), and
-   * window, HAVING, global aggregate, subquery or unselected GROUP BY key (refreshed in full).
+   * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, except a
+   * UNION ALL reading one table twice, a window without a selected PARTITION BY and an outer join
+   * without a selected equi-join key), and global aggregate, subquery or unselected GROUP BY key
+   * (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -191,14 +193,7 @@ final class DefinitionGenerator {
                 : "SELECT DISTINCT upper(k1) AS k1_upper, s FROM " + t + optionalWhere(2),
             one);
       case 3:
-        return new OracleDefinition(
-            OracleShape.WINDOW,
-            random.nextBoolean()
-                ? "SELECT id, k1, v, SUM(v) OVER (PARTITION BY k1) AS k1_v_sum,"
-                    + " rank() OVER (PARTITION BY k2 ORDER BY v) AS v_rank FROM " + t
-                : "SELECT id, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n,"
-                    + " MAX(d) OVER (PARTITION BY k1) AS k1_d_max FROM " + t + optionalWhere(2),
-            one);
+        return window(t, one);
       case 4:
         String[] havings = {"COUNT(*) > 2", "SUM(v) IS NOT NULL", "MAX(s) >= 'x'"};
         return new OracleDefinition(
@@ -212,6 +207,8 @@ final class DefinitionGenerator {
             "SELECT COUNT(*) AS n, SUM(v) AS v_sum, MAX(s) AS s_max, SUM(d) AS d_sum, MIN(ts) AS ts_min FROM " + t
                 + optionalWhere(2),
             one);
+      case 8:
+        return outerJoin();
       case 6:
         return new OracleDefinition(
             OracleShape.SUBQUERY,
@@ -222,6 +219,84 @@ final class DefinitionGenerator {
             OracleShape.UNSELECTED_GROUP_KEY,
             "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1",
             one);
+    }
+  }
+
+  /** Window functions over one table: partitioned by selected columns, or not (refreshed in full). */
+  private OracleDefinition window(String t, List<String> one) {
+    switch (random.nextInt(5)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            "SELECT id, k1, k2, v, SUM(v) OVER (PARTITION BY k1) AS k1_v_sum,"
+                + " rank() OVER (PARTITION BY k2 ORDER BY v) AS v_rank FROM " + t + optionalWhere(2),
+            one);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            "SELECT id, k1, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n,"
+                + " MAX(d) OVER (PARTITION BY k1) AS k1_d_max FROM " + t + optionalWhere(2),
+            one);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            "SELECT id, k1, s, v FROM (SELECT id, k1, s, v, row_number() OVER (PARTITION BY k1 ORDER BY v DESC, id, s) AS rn"
+                + " FROM " + t + optionalWhere(2) + ") WHERE rn = 1",
+            one);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.WINDOW_UNKEYED,
+            "SELECT id, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n FROM " + t + optionalWhere(2),
+            one);
+      default:
+        return new OracleDefinition(
+            OracleShape.WINDOW_UNKEYED,
+            "SELECT id, v, rank() OVER (ORDER BY v) AS v_rank FROM " + t + optionalWhere(2),
+            one);
+    }
+  }
+
+  /**
+   * LEFT, RIGHT or FULL joins of the two tables on k1 (NULLs and duplicates on both sides), the
+   * key selected from the sides that keep unmatched rows; or a join whose key is not (refreshed
+   * in full).
+   */
+  private OracleDefinition outerJoin() {
+    List<String> both = List.of("t1", "t2");
+    String on = random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2";
+    switch (random.nextInt(6)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT a.id, a.k1, a.v, b.id AS b_id, b.s AS b_s FROM {t1} a LEFT JOIN {t2} b ON " + on
+                + (random.nextBoolean() ? " WHERE b.s IS NULL OR a.k2 > 0" : ""),
+            both);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT a.id, b.id AS b_id, b.k1 AS b_k1, b.d AS b_d FROM {t1} a RIGHT JOIN {t2} b ON " + on,
+            both);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT a.id, a.k1, b.id AS b_id, b.k1 AS b_k1, coalesce(a.v, b.v) AS v FROM {t1} a FULL JOIN {t2} b ON " + on
+                + (random.nextBoolean() ? " WHERE a.k2 IS NULL OR b.v > 1.00" : ""),
+            both);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT k1, a.id, b.id AS b_id, b.ts AS b_ts FROM {t1} a FULL JOIN {t2} b USING (k1)",
+            both);
+      case 4:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_UNKEYED,
+            "SELECT a.id, b.id AS b_id, b.k1 AS b_k1 FROM {t1} a LEFT JOIN {t2} b ON a.k1 = b.k1",
+            both);
+      default:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_UNKEYED,
+            "SELECT a.id, a.k1, b.id AS b_id FROM {t1} a LEFT JOIN {t2} b ON a.k2 < b.k2",
+            both);
     }
   }
 

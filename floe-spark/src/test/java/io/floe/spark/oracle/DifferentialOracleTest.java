@@ -43,7 +43,9 @@ import org.junit.jupiter.api.TestFactory;
  * CAST, CASE, arithmetic, string and date functions, generators), an aggregate one (GROUP BY one
  * or two keys or key expressions, COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), a WHERE) and two
  * rotating ones (two of: inner join, UNION ALL of two tables or of one table twice, DISTINCT,
- * window function, HAVING, global aggregate, subquery, GROUP BY with an unselected key;
+ * window functions with or without a selected PARTITION BY, HAVING, LEFT/RIGHT/FULL outer join
+ * with or without a selected equi-join key, global aggregate, subquery, GROUP BY with an
+ * unselected key;
  * consecutive seeds take them in turn). Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
  * random INSERTs (exact duplicates included), UPDATEs, DELETEs (whole groups now and then), MERGEs
  * or compactions, then refreshes most views, some of them twice in a row.
@@ -53,8 +55,9 @@ import org.junit.jupiter.api.TestFactory;
  * <ul>
  *   <li>the refresh type is NO_CHANGE when none of the view's sources moved since its last
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
- *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT) and FULL, with a reason, for
- *       the others;
+ *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, windows partitioned by
+ *       selected columns, HAVING, outer joins on a selected equi-join key) and FULL, with a
+ *       reason, for the others;
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at
  *       their current snapshots;

@@ -8,8 +8,11 @@ enum OracleShape {
   UNION_ALL(true),
   SELF_UNION_ALL(false),
   DISTINCT(true),
-  WINDOW(false),
-  HAVING(false),
+  WINDOW(true),
+  WINDOW_UNKEYED(false),
+  HAVING(true),
+  OUTER_JOIN(true),
+  OUTER_JOIN_UNKEYED(false),
   GLOBAL_AGGREGATE(false),
   SUBQUERY(false),
   UNSELECTED_GROUP_KEY(false);

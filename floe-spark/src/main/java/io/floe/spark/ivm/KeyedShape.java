@@ -1,0 +1,521 @@
+package io.floe.spark.ivm;
+
+import io.floe.spark.Scala;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.FullOuter$;
+import org.apache.spark.sql.catalyst.plans.JoinType;
+import org.apache.spark.sql.catalyst.plans.LeftOuter$;
+import org.apache.spark.sql.catalyst.plans.RightOuter$;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.Window;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+
+/**
+ * The shape of a definition whose rows depend only on the source rows sharing a key with them:
+ * a GROUP BY filtered by HAVING (key: the grouping columns), window functions with PARTITION BY
+ * (key: each window's partition columns) and outer joins on an equi-join key (key: the join key).
+ * A change touches the keys its rows carry, at the old snapshot and the new; the view rows of
+ * those keys are replaced by the definition's rows for them at the new snapshot, and no other
+ * view row can differ.
+ *
+ * <p>A key is read from a view row through its key columns, which must therefore be columns of
+ * the view, and from a source's changed rows through the source column each key column is equal
+ * to (following aliases and equi-join conditions). A source that does not carry the key is
+ * allowed; a change to it refreshes in full, since it can touch any key.
+ */
+public final class KeyedShape {
+  /** The operator that makes the definition keyed. */
+  public enum Operator {
+    HAVING("GROUP BY with HAVING", "group"),
+    WINDOW("window functions with PARTITION BY", "partition"),
+    OUTER_JOIN("outer join", "join key");
+
+    private final String description;
+    private final String unit;
+
+    Operator(String description, String unit) {
+      this.description = description;
+      this.unit = unit;
+    }
+
+    /** What the key of a view row is called for this operator: group, partition or join key. */
+    public String unit() {
+      return unit;
+    }
+  }
+
+  /**
+   * One column of a key.
+   *
+   * @param positions the view's output positions holding it; a view row's value is the first
+   *     non-null one (a FULL JOIN's key is on the side that matched)
+   * @param sourceColumns the column of each source table (by table UUID) equal to it
+   */
+  public record KeyColumn(List<Integer> positions, Map<String, String> sourceColumns) {}
+
+  /** A view row is recomputed when its values of these columns are those of a changed source row. */
+  public record Key(List<KeyColumn> columns) {}
+
+  /** Whether a definition is keyed, and if it is not, why. */
+  public record Verdict(Optional<KeyedShape> shape, String reason) {}
+
+  private final Operator operator;
+  private final List<Key> keys;
+
+  private KeyedShape(Operator operator, List<Key> keys) {
+    this.operator = operator;
+    this.keys = List.copyOf(keys);
+  }
+
+  public Operator operator() {
+    return operator;
+  }
+
+  /** The keys; a view row is recomputed when any of them is touched (one per window, say). */
+  public List<Key> keys() {
+    return keys;
+  }
+
+  /** The definition and its keys, in terms of the view's columns. */
+  public String describe(List<String> viewColumns) {
+    List<String> parts = new ArrayList<>();
+    for (Key key : keys) {
+      List<String> columns = new ArrayList<>();
+      for (KeyColumn column : key.columns()) {
+        List<String> names = new ArrayList<>();
+        column.positions().forEach(p -> names.add(viewColumns.get(p)));
+        columns.add(names.size() == 1 ? names.get(0) : "coalesce(" + String.join(", ", names) + ")");
+      }
+      parts.add("(" + String.join(", ", columns) + ")");
+    }
+    return operator.description + ", recomputed by " + operator.unit + " " + String.join(" or ", parts);
+  }
+
+  /**
+   * Classifies an analyzed definition: empty when it has none of the keyed operators (another
+   * rule or none applies), otherwise the keyed shape or why it cannot be keyed.
+   */
+  static Optional<Verdict> classify(LogicalPlan analyzed) {
+    LogicalPlan node = analyzed;
+    boolean filtered = false;
+    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
+      filtered |= node instanceof Filter;
+      node = node.children().head();
+    }
+    if (node instanceof Window) {
+      return Optional.of(window(analyzed));
+    }
+    if (node instanceof Aggregate && filtered) {
+      return Optional.of(having(analyzed, (Aggregate) node));
+    }
+    boolean[] outer = {false};
+    boolean[] nested = {false};
+    analyzed.foreach(
+        n -> {
+          outer[0] |= n instanceof Join && isOuter(((Join) n).joinType());
+          nested[0] |= n instanceof Aggregate || n instanceof Window;
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    if (outer[0] && !nested[0]) {
+      return Optional.of(outerJoin(analyzed));
+    }
+    return Optional.empty();
+  }
+
+  private static Verdict keyed(Operator operator, List<Key> keys) {
+    return new Verdict(Optional.of(new KeyedShape(operator, keys)), "");
+  }
+
+  private static Verdict notKeyed(String reason) {
+    return new Verdict(Optional.empty(), reason);
+  }
+
+  static boolean isOuter(JoinType type) {
+    return type instanceof LeftOuter$ || type instanceof RightOuter$ || type instanceof FullOuter$;
+  }
+
+  // GROUP BY ... HAVING
+
+  private static Verdict having(LogicalPlan analyzed, Aggregate aggregate) {
+    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> DefinitionShape.linearProblem(aggregate.child(), false));
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
+    if (grouping.isEmpty()) {
+      return notKeyed("an aggregate without GROUP BY always has one row, which HAVING filters; not maintained incrementally yet");
+    }
+    Lineage lineage = new Lineage(analyzed);
+    List<KeyColumn> columns = new ArrayList<>();
+    for (Expression group : grouping) {
+      if (!(group instanceof Attribute)) {
+        return notKeyed("grouping by the expression " + group.sql() + " with HAVING is not maintained incrementally yet");
+      }
+      Optional<KeyColumn> column = lineage.keyColumn((Attribute) group);
+      if (column.isEmpty()) {
+        return notKeyed("grouping column " + group.sql() + " is not a column of the view, so its groups cannot be found");
+      }
+      columns.add(column.get());
+    }
+    return keyed(Operator.HAVING, List.of(new Key(columns)));
+  }
+
+  // Window functions with PARTITION BY
+
+  private static Verdict window(LogicalPlan analyzed) {
+    LogicalPlan node = analyzed;
+    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
+      node = node.children().head();
+    }
+    // Windows computed together, with projections between them; a filter between two windows
+    // would let one window's values decide the other's rows.
+    List<Window> windows = new ArrayList<>();
+    List<Project> between = new ArrayList<>();
+    while (node instanceof Window || node instanceof Project || node instanceof SubqueryAlias) {
+      if (node instanceof Window) {
+        windows.add((Window) node);
+      } else if (node instanceof Project) {
+        between.add((Project) node);
+      }
+      node = node.children().head();
+    }
+    LogicalPlan base = node;
+    Optional<String> problem = problemAbove(analyzed, base).or(() -> DefinitionShape.linearProblem(base, false));
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    Set<ExprId> windowed = new HashSet<>();
+    windows.forEach(w -> Scala.list(w.windowExpressions()).forEach(e -> windowed.add(e.exprId())));
+    for (int i = between.size() - 1; i >= 0; i--) {
+      for (NamedExpression named : Scala.list(between.get(i).projectList())) {
+        if (named instanceof Alias && referencesAny(((Alias) named).child(), windowed)) {
+          windowed.add(named.exprId());
+        }
+      }
+    }
+    Lineage lineage = new Lineage(analyzed);
+    List<Key> keys = new ArrayList<>();
+    for (Window window : windows) {
+      for (Expression expression : Scala.list(window.expressions())) {
+        if (referencesAny(expression, windowed)) {
+          return notKeyed("a window function over another window function's result is not maintained incrementally yet");
+        }
+      }
+      List<Expression> partitions = Scala.list(window.partitionSpec());
+      if (partitions.isEmpty()) {
+        return notKeyed("a window function without PARTITION BY spans every row; not maintained incrementally");
+      }
+      List<KeyColumn> columns = new ArrayList<>();
+      for (Expression partition : partitions) {
+        if (!(partition instanceof Attribute)) {
+          return notKeyed("partitioning a window by the expression " + partition.sql() + " is not maintained incrementally yet");
+        }
+        Optional<KeyColumn> column = lineage.keyColumn((Attribute) partition);
+        if (column.isEmpty()) {
+          return notKeyed("window partition column " + partition.sql() + " is not a column of the view, so its partitions cannot be found");
+        }
+        columns.add(column.get());
+      }
+      Key key = new Key(columns);
+      if (!keys.contains(key)) {
+        keys.add(key);
+      }
+    }
+    return keyed(Operator.WINDOW, keys);
+  }
+
+  /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
+  private static Optional<String> problemAbove(LogicalPlan plan, LogicalPlan below) {
+    for (LogicalPlan node = plan; node != below; node = node.children().head()) {
+      for (Expression expression : Scala.list(node.expressions())) {
+        if (expression.exists(e -> e instanceof org.apache.spark.sql.catalyst.expressions.SubqueryExpression)) {
+          return Optional.of("subqueries in expressions are not maintained incrementally yet");
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static boolean referencesAny(Expression expression, Set<ExprId> ids) {
+    for (Attribute attribute : Scala.list(expression.references().toSeq())) {
+      if (ids.contains(attribute.exprId())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Outer joins on an equi-join key
+
+  private static Verdict outerJoin(LogicalPlan analyzed) {
+    Optional<String> problem = DefinitionShape.linearProblem(analyzed, true);
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    List<Join> joins = new ArrayList<>();
+    analyzed.foreach(
+        n -> {
+          if (n instanceof Join) {
+            joins.add((Join) n);
+          }
+          if (n instanceof org.apache.spark.sql.catalyst.plans.logical.Union) {
+            joins.clear();
+            joins.add(null);
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    if (joins.contains(null)) {
+      return notKeyed("UNION ALL with an outer join is not maintained incrementally yet");
+    }
+    Lineage lineage = new Lineage(analyzed);
+    LogicalPlan tree = analyzed;
+    while (!(tree instanceof Join)) {
+      tree = tree.children().head();
+    }
+    // Candidate keys: the classes of the first join's equality conditions.
+    for (EqualTo equality : equalities(joins.get(0))) {
+      ExprId candidate = lineage.root(((Attribute) equality.left()).exprId());
+      boolean everyJoin = joins.stream().allMatch(j -> equalities(j).stream().anyMatch(e -> lineage.root(((Attribute) e.left()).exprId()).equals(candidate)));
+      Optional<Map<String, String>> sourceColumns = lineage.sourceColumns(candidate);
+      if (!everyJoin || sourceColumns.isEmpty() || sourceColumns.get().size() != lineage.relationCount()) {
+        continue;
+      }
+      List<Integer> positions = new ArrayList<>();
+      Set<String> covered = new HashSet<>();
+      List<Attribute> output = Scala.list(analyzed.output());
+      for (int i = 0; i < output.size(); i++) {
+        Optional<Set<String>> origins = lineage.keyOrigins(output.get(i), candidate);
+        if (origins.isPresent()) {
+          positions.add(i);
+          covered.addAll(origins.get());
+        }
+      }
+      if (!positions.isEmpty() && covers(tree, covered)) {
+        return keyed(Operator.OUTER_JOIN, List.of(new Key(List.of(new KeyColumn(positions, sourceColumns.get())))));
+      }
+    }
+    return notKeyed(
+        "an outer join is maintained incrementally only on an equi-join key shared by every join and selected"
+            + " from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a FULL JOIN)");
+  }
+
+  /** The conjuncts of a join's condition equating a column of one side with one of the other. */
+  private static List<EqualTo> equalities(Join join) {
+    List<EqualTo> result = new ArrayList<>();
+    if (join.condition().isEmpty()) {
+      return result;
+    }
+    for (Expression conjunct : conjuncts(join.condition().get())) {
+      if (conjunct instanceof EqualTo
+          && ((EqualTo) conjunct).left() instanceof Attribute
+          && ((EqualTo) conjunct).right() instanceof Attribute) {
+        Attribute left = (Attribute) ((EqualTo) conjunct).left();
+        Attribute right = (Attribute) ((EqualTo) conjunct).right();
+        boolean across =
+            (join.left().outputSet().contains(left) && join.right().outputSet().contains(right))
+                || (join.left().outputSet().contains(right) && join.right().outputSet().contains(left));
+        if (across) {
+          result.add((EqualTo) conjunct);
+        }
+      }
+    }
+    return result;
+  }
+
+  private static List<Expression> conjuncts(Expression condition) {
+    List<Expression> result = new ArrayList<>();
+    if (condition instanceof And) {
+      result.addAll(conjuncts(((And) condition).left()));
+      result.addAll(conjuncts(((And) condition).right()));
+    } else {
+      result.add(condition);
+    }
+    return result;
+  }
+
+  /** True when every row of {@code plan} has values from at least one of the {@code sources}. */
+  private static boolean covers(LogicalPlan plan, Set<String> sources) {
+    if (plan instanceof Join) {
+      Join join = (Join) plan;
+      JoinType type = join.joinType();
+      if (type instanceof LeftOuter$) {
+        return covers(join.left(), sources);
+      }
+      if (type instanceof RightOuter$) {
+        return covers(join.right(), sources);
+      }
+      if (type instanceof FullOuter$) {
+        return covers(join.left(), sources) && covers(join.right(), sources);
+      }
+      return covers(join.left(), sources) || covers(join.right(), sources);
+    }
+    if (plan instanceof DataSourceV2Relation) {
+      return Lineage.uuid((DataSourceV2Relation) plan).map(sources::contains).orElse(false);
+    }
+    return plan.children().size() == 1 && covers(plan.children().head(), sources);
+  }
+
+  /**
+   * Which attributes of a plan are equal in every row: through aliases of a column, equality
+   * conditions of joins and filters, and grouping columns selected by an aggregate; and which
+   * source table column each attribute reads.
+   */
+  private static final class Lineage {
+    private final Map<ExprId, ExprId> parent = new HashMap<>();
+    private final Map<ExprId, String[]> relationColumns = new LinkedHashMap<>();
+    private final Map<ExprId, Expression> aliases = new HashMap<>();
+    private final Set<String> relations = new LinkedHashSet<>();
+    private final List<Attribute> output;
+
+    Lineage(LogicalPlan plan) {
+      this.output = Scala.list(plan.output());
+      plan.foreach(
+          node -> {
+            if (node instanceof DataSourceV2Relation) {
+              Optional<String> uuid = uuid((DataSourceV2Relation) node);
+              relations.add(uuid.orElse("?" + relations.size()));
+              for (Attribute attribute : Scala.list(node.output())) {
+                uuid.ifPresent(u -> relationColumns.put(attribute.exprId(), new String[] {u, attribute.name()}));
+              }
+            }
+            List<NamedExpression> named = new ArrayList<>();
+            if (node instanceof Project) {
+              named.addAll(Scala.list(((Project) node).projectList()));
+            } else if (node instanceof Aggregate) {
+              named.addAll(Scala.list(((Aggregate) node).aggregateExpressions()));
+            }
+            for (NamedExpression expression : named) {
+              if (expression instanceof Alias) {
+                Expression child = ((Alias) expression).child();
+                aliases.put(expression.exprId(), child);
+                if (child instanceof Attribute) {
+                  union(expression.exprId(), ((Attribute) child).exprId());
+                }
+              }
+            }
+            List<Expression> conditions = new ArrayList<>();
+            if (node instanceof Filter) {
+              conditions.addAll(conjuncts(((Filter) node).condition()));
+            } else if (node instanceof Join && ((Join) node).condition().isDefined()) {
+              conditions.addAll(conjuncts(((Join) node).condition().get()));
+            }
+            for (Expression condition : conditions) {
+              if (condition instanceof EqualTo
+                  && ((EqualTo) condition).left() instanceof Attribute
+                  && ((EqualTo) condition).right() instanceof Attribute) {
+                union(((Attribute) ((EqualTo) condition).left()).exprId(), ((Attribute) ((EqualTo) condition).right()).exprId());
+              }
+            }
+            return scala.runtime.BoxedUnit.UNIT;
+          });
+    }
+
+    static Optional<String> uuid(DataSourceV2Relation relation) {
+      if (relation.table() instanceof org.apache.iceberg.spark.source.SparkTable) {
+        return Optional.of(((org.apache.iceberg.spark.source.SparkTable) relation.table()).table().uuid().toString());
+      }
+      return Optional.empty();
+    }
+
+    int relationCount() {
+      return relations.size();
+    }
+
+    ExprId root(ExprId id) {
+      ExprId current = id;
+      while (parent.containsKey(current)) {
+        current = parent.get(current);
+      }
+      return current;
+    }
+
+    private void union(ExprId a, ExprId b) {
+      ExprId ra = root(a);
+      ExprId rb = root(b);
+      if (!ra.equals(rb)) {
+        parent.put(ra, rb);
+      }
+    }
+
+    /**
+     * The source columns of a class, by table UUID, when no source has two columns in it (their
+     * values could differ on rows that matched nothing).
+     */
+    Optional<Map<String, String>> sourceColumns(ExprId root) {
+      Map<String, String> columns = new LinkedHashMap<>();
+      for (Map.Entry<ExprId, String[]> entry : relationColumns.entrySet()) {
+        if (root(entry.getKey()).equals(root)) {
+          if (columns.containsKey(entry.getValue()[0])) {
+            return Optional.empty();
+          }
+          columns.put(entry.getValue()[0], entry.getValue()[1]);
+        }
+      }
+      return Optional.of(columns);
+    }
+
+    /** The key column equal to {@code attribute}: the first view column in its class. */
+    Optional<KeyColumn> keyColumn(Attribute attribute) {
+      ExprId root = root(attribute.exprId());
+      for (int i = 0; i < output.size(); i++) {
+        if (root(output.get(i).exprId()).equals(root)) {
+          return Optional.of(new KeyColumn(List.of(i), sourceColumns(root).orElse(Map.of())));
+        }
+      }
+      return Optional.empty();
+    }
+
+    /**
+     * The source tables whose key value a column carries when it is the key of class {@code
+     * root} (a column of it, or a COALESCE of such columns), empty when it is not.
+     */
+    Optional<Set<String>> keyOrigins(Expression expression, ExprId root) {
+      if (expression instanceof Attribute) {
+        ExprId id = ((Attribute) expression).exprId();
+        if (!root(id).equals(root)) {
+          return aliases.containsKey(id) ? keyOrigins(aliases.get(id), root) : Optional.empty();
+        }
+        if (relationColumns.containsKey(id)) {
+          return Optional.of(Set.of(relationColumns.get(id)[0]));
+        }
+        return aliases.containsKey(id) ? keyOrigins(aliases.get(id), root) : Optional.empty();
+      }
+      if (expression instanceof Alias) {
+        return keyOrigins(((Alias) expression).child(), root);
+      }
+      if (expression instanceof Coalesce) {
+        Set<String> origins = new HashSet<>();
+        for (Expression child : Scala.list(expression.children())) {
+          Optional<Set<String>> childOrigins = keyOrigins(child, root);
+          if (childOrigins.isEmpty()) {
+            return Optional.empty();
+          }
+          origins.addAll(childOrigins.get());
+        }
+        return Optional.of(origins);
+      }
+      return Optional.empty();
+    }
+  }
+}
