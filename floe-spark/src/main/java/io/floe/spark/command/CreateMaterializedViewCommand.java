@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.spark.SparkSchemaUtil;
@@ -45,6 +46,8 @@ import org.apache.spark.sql.types.StructType;
 public final class CreateMaterializedViewCommand extends FloeCommand<CreateMaterializedView> {
   /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
   private static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
+  /** Storage table property: the PARTITIONED BY items as written, so a replacement can compare them. */
+  private static final String PARTITIONED_BY = "floe.partitioned-by";
 
 
   public CreateMaterializedViewCommand(CreateMaterializedView statement) {
@@ -103,11 +106,16 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     StorageLayout layout = chooseLayout(name, shape);
 
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
+    StructType storageSchema = withHiddenColumns(viewSchema, layout, shape);
+    boolean keepStorage = false;
     if (existing.isPresent()) {
       storage = existing.get().storageName();
-      name.catalog().dropTable(storage.identifier(), true);
-      // Spark's catalog caches tables; without this its CREATE TABLE below sees the dropped one.
-      catalog.invalidateSparkCache(storage);
+      keepStorage = storageFits(existing.get(), storageSchema);
+      if (!keepStorage) {
+        name.catalog().dropTable(storage.identifier(), true);
+        // Spark's catalog caches tables; without this its CREATE TABLE below sees the dropped one.
+        catalog.invalidateSparkCache(storage);
+      }
     } else if (name.catalog().tableExists(storage.identifier())) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -116,7 +124,11 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
               + storage
               + " is taken by a table; rename or drop that table");
     }
-    createStorageTable(spark, name, storage, withHiddenColumns(viewSchema, layout, shape));
+    if (keepStorage) {
+      updateStorageProperties(existing.get());
+    } else {
+      createStorageTable(spark, name, storage, storageSchema);
+    }
     try {
       views
           .buildView(name.identifier())
@@ -145,6 +157,38 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       }
       throw e;
     }
+  }
+
+  /**
+   * Whether a replaced view's storage table can hold the new definition's rows as it is: same
+   * columns and types (hidden ones included) and same partitioning. Keeping it keeps its identity,
+   * so the views reading this one see the replacement's full refresh as an ordinary change and
+   * refresh incrementally.
+   */
+  private boolean storageFits(MaterializedView existing, StructType storageSchema) {
+    Table table = existing.storageTable();
+    StructType current = SparkSchemaUtil.convert(table.schema());
+    if (current.fields().length != storageSchema.fields().length) {
+      return false;
+    }
+    for (int i = 0; i < current.fields().length; i++) {
+      StructField was = current.fields()[i];
+      StructField now = storageSchema.fields()[i];
+      if (!was.name().equalsIgnoreCase(now.name()) || !was.dataType().sameType(now.dataType())) {
+        return false;
+      }
+    }
+    String partitioning = String.join("|", statement().partitionedBy());
+    String recorded = table.properties().get(PARTITIONED_BY);
+    return recorded != null ? recorded.equals(partitioning) : table.spec().isUnpartitioned() && partitioning.isEmpty();
+  }
+
+  private void updateStorageProperties(MaterializedView existing) {
+    Table table = existing.storageTable();
+    org.apache.iceberg.UpdateProperties update = table.updateProperties();
+    statement().tableProperties().forEach(update::set);
+    update.set(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
+    update.commit();
   }
 
   /** Refuses a definition that reads itself, directly or through other materialized views. */
@@ -212,6 +256,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     properties.putAll(statement().tableProperties());
     properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
+    properties.put(PARTITIONED_BY, String.join("|", statement().partitionedBy()));
     StringBuilder ddl = new StringBuilder("CREATE TABLE ").append(storage.quoted()).append(" (");
     ddl.append(
         Arrays.stream(schema.fields())

@@ -24,6 +24,8 @@ import org.apache.spark.sql.catalyst.plans.logical.Distinct;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.Union;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
+import org.apache.spark.sql.catalyst.optimizer.InlineCTE;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
 /**
@@ -142,6 +144,19 @@ public final class DefinitionShape {
    * @param analyzed the pinned definition, analyzed
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
+    if (parsed instanceof UnresolvedWith with) {
+      // Common table expressions (a pipeline's temporary views among them) are classified with
+      // their bodies inlined, and stay around the main query of the augmented definition.
+      DefinitionShape inner = of(with.child(), new InlineCTE(true, false).apply(analyzed));
+      if (inner.augmentedParsed == null) {
+        return inner;
+      }
+      return new DefinitionShape(
+          inner.kind,
+          inner.reason,
+          inner.roles,
+          new UnresolvedWith(inner.augmentedParsed, with.cteRelations(), with.allowRecursion()));
+    }
     if (analyzed instanceof Distinct) {
       return ofDistinct(parsed, (Distinct) analyzed);
     }

@@ -101,17 +101,9 @@ public final class IncrementalRefresh {
       if (before.isEmpty()) {
         return new Fallback("source " + source.name() + " was re-created since the last refresh");
       }
-      if (source.materializedView().isPresent()) {
-        int version = source.materializedView().get().versionId();
-        boolean sameVersion =
-            recorded.sourceStates().stream()
-                .anyMatch(s -> s.type() == SourceState.Type.VIEW
-                    && s.name().equals(source.name().name())
-                    && s.versionId().orElse(-1) == version);
-        if (!sameVersion) {
-          return new Fallback("the definition of source " + source.name() + " changed");
-        }
-      }
+      // A source MV whose definition changed but kept its storage table (same columns) is read
+      // like any table: its storage snapshots' difference is exactly the change of its rows. A
+      // replacement that needed new storage shows up above as a re-created source.
       Long from = before.get().snapshotId().orElse(null);
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       if (java.util.Objects.equals(from, to)) {

@@ -53,16 +53,7 @@ public final class SourcePinning {
   public List<ResolvedName> sourceNames(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
     Set<String> cteNames = new HashSet<>();
     List<List<String>> references = new ArrayList<>();
-    parsed.foreachWithSubqueries(
-        node -> {
-          if (node instanceof UnresolvedWith) {
-            Scala.list(((UnresolvedWith) node).cteRelations())
-                .forEach(cte -> cteNames.add(cte._1().toLowerCase(Locale.ROOT)));
-          } else if (node instanceof UnresolvedRelation) {
-            references.add(Scala.list(((UnresolvedRelation) node).multipartIdentifier()));
-          }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
+    collectReferences(parsed, cteNames, references);
     Map<String, ResolvedName> names = new LinkedHashMap<>();
     for (List<String> parts : references) {
       if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
@@ -72,6 +63,22 @@ public final class SourcePinning {
       names.putIfAbsent(name.toString(), name);
     }
     return new ArrayList<>(names.values());
+  }
+
+  /** Collects relation references and CTE names, inside CTE bodies too (they are not children). */
+  private static void collectReferences(LogicalPlan plan, Set<String> cteNames, List<List<String>> references) {
+    plan.foreachWithSubqueries(
+        node -> {
+          if (node instanceof UnresolvedWith) {
+            for (var cte : Scala.list(((UnresolvedWith) node).cteRelations())) {
+              cteNames.add(cte._1().toLowerCase(Locale.ROOT));
+              collectReferences(cte._2(), cteNames, references);
+            }
+          } else if (node instanceof UnresolvedRelation) {
+            references.add(Scala.list(((UnresolvedRelation) node).multipartIdentifier()));
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
   }
 
   /** Pins the current snapshot of every source of {@code query}. */
@@ -133,23 +140,34 @@ public final class SourcePinning {
   public LogicalPlan substitute(
       LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, Replacement replacement) {
     Set<String> cteNames = new HashSet<>();
-    parsed.foreachWithSubqueries(
-        node -> {
-          if (node instanceof UnresolvedWith) {
-            Scala.list(((UnresolvedWith) node).cteRelations())
-                .forEach(cte -> cteNames.add(cte._1().toLowerCase(Locale.ROOT)));
-          }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
+    collectReferences(parsed, cteNames, new ArrayList<>());
+    return substituteReferences(parsed, cteNames, defaultCatalog, defaultNamespace, replacement);
+  }
+
+  private LogicalPlan substituteReferences(
+      LogicalPlan parsed,
+      Set<String> cteNames,
+      String defaultCatalog,
+      List<String> defaultNamespace,
+      Replacement replacement) {
     return parsed.transformUpWithSubqueries(
         new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
           @Override
           public boolean isDefinedAt(LogicalPlan node) {
-            return node instanceof UnresolvedRelation;
+            return node instanceof UnresolvedRelation || node instanceof UnresolvedWith;
           }
 
           @Override
           public LogicalPlan apply(LogicalPlan node) {
+            if (node instanceof UnresolvedWith with) {
+              List<scala.Tuple3<String, SubqueryAlias, scala.Option<Object>>> bodies = new ArrayList<>();
+              for (var cte : Scala.list(with.cteRelations())) {
+                LogicalPlan body =
+                    substituteReferences(cte._2(), cteNames, defaultCatalog, defaultNamespace, replacement);
+                bodies.add(new scala.Tuple3<>(cte._1(), (SubqueryAlias) body, cte._3()));
+              }
+              return new UnresolvedWith(with.child(), Scala.seq(bodies), with.allowRecursion());
+            }
             List<String> parts = Scala.list(((UnresolvedRelation) node).multipartIdentifier());
             if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
               return node;

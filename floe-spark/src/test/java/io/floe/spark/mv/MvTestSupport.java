@@ -28,7 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
  * of an MV with its query run directly, and an Iceberg catalog of its own (no Spark, no Floe) to
  * inspect the on-disk format.
  */
-abstract class MvTestSupport {
+public abstract class MvTestSupport {
   private static Catalog icebergCatalog;
 
   protected SparkSession spark;

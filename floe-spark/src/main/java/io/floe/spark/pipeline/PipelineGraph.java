@@ -1,0 +1,382 @@
+package io.floe.spark.pipeline;
+
+import io.floe.FloeException;
+import io.floe.graph.DependencyGraph;
+import io.floe.pipeline.PipelineProject;
+import io.floe.pipeline.PipelineStatement;
+import io.floe.spark.Scala;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.ResolvedName;
+import io.floe.spark.refresh.SourcePinning;
+import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.FloeStatement;
+import io.floe.sql.FloeStatementParser;
+import io.floe.sql.QualifiedName;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
+import org.apache.spark.sql.classic.SparkSession;
+
+/**
+ * The datasets a pipeline project defines and the edges between them, read from its statements
+ * without touching data. Statement problems (syntax, statements a pipeline cannot hold, unknown
+ * catalogs, a dataset defined twice) are collected, not thrown, so that all of them can be shown.
+ *
+ * <p>{@code USE CATALOG}, {@code USE SCHEMA} and {@code SET} apply to the statements after them in
+ * the same file, as in Spark Declarative Pipelines; each file starts from the project's catalog and
+ * namespace. A {@code CREATE TEMPORARY VIEW} is private to the pipeline: the materialized views that
+ * read it get its query inlined as a common table expression, so no view is published.
+ */
+public final class PipelineGraph {
+  private static final Pattern SET = Pattern.compile("(?is)^SET\\s+([^=\\s]+)\\s*=\\s*(.*)$");
+  private static final Pattern USE_CATALOG = Pattern.compile("(?is)^USE\\s+CATALOG\\s+(\\S+)$");
+  private static final Pattern USE_NAMESPACE =
+      Pattern.compile("(?is)^USE\\s+(?:(?:SCHEMA|DATABASE|NAMESPACE)\\s+)?(\\S+)$");
+  private static final Pattern TEMPORARY_VIEW =
+      Pattern.compile("(?is)^CREATE\\s+(?:OR\\s+REPLACE\\s+)?TEMP(?:ORARY)?\\s+VIEW\\s+(\\S+)\\s+AS\\s+(.*)$");
+  private static final Pattern LEADING_WITH = Pattern.compile("(?is)^WITH\\s+");
+
+  private final Map<String, PipelineDataset> datasets;
+  private final Map<String, String> settings;
+  private final List<PipelineProblem> problems;
+  private final DependencyGraph<String> edges;
+
+  private PipelineGraph(
+      Map<String, PipelineDataset> datasets,
+      Map<String, String> settings,
+      List<PipelineProblem> problems,
+      DependencyGraph<String> edges) {
+    this.datasets = datasets;
+    this.settings = settings;
+    this.problems = problems;
+    this.edges = edges;
+  }
+
+  /** Reads {@code project}'s statements into a graph. */
+  public static PipelineGraph build(SparkSession spark, PipelineProject project) {
+    return new Builder(spark, project).build();
+  }
+
+  /** The datasets by fully qualified name, in definition order. */
+  public Map<String, PipelineDataset> datasets() {
+    return datasets;
+  }
+
+  /** The project's configuration followed by its {@code SET} statements, in order. */
+  public Map<String, String> settings() {
+    return settings;
+  }
+
+  /** What is wrong with the statements themselves; validation adds analysis problems. */
+  public List<PipelineProblem> problems() {
+    return problems;
+  }
+
+  /** Edges from every source (pipeline dataset or outside table) to the datasets reading it. */
+  public DependencyGraph<String> edges() {
+    return edges;
+  }
+
+  /** The pipeline's datasets, each after the datasets it reads. */
+  public List<PipelineDataset> inOrder() {
+    List<PipelineDataset> ordered = new ArrayList<>();
+    for (String node : edges.topologicalOrder()) {
+      if (datasets.containsKey(node)) {
+        ordered.add(datasets.get(node));
+      }
+    }
+    return ordered;
+  }
+
+  /** Finds a dataset by the name a user gave, qualified or not. */
+  public Optional<PipelineDataset> find(String userName) {
+    String wanted = userName.toLowerCase(Locale.ROOT);
+    List<PipelineDataset> matches = new ArrayList<>();
+    for (PipelineDataset dataset : datasets.values()) {
+      String full = dataset.name().toLowerCase(Locale.ROOT);
+      if (full.equals(wanted) || full.endsWith("." + wanted)) {
+        matches.add(dataset);
+      }
+    }
+    if (matches.size() > 1) {
+      throw new FloeException(
+          "Dataset name " + userName + " is ambiguous in this pipeline: " + matches.stream().map(PipelineDataset::name).toList());
+    }
+    return matches.stream().findFirst();
+  }
+
+  /** A temporary view: private to the pipeline, inlined into its readers. */
+  private record TemporaryView(String name, String query, PipelineStatement statement) {}
+
+  private static final class Builder {
+    private final SparkSession spark;
+    private final PipelineProject project;
+    private final MaterializedViewCatalog catalog;
+    private final SourcePinning pinning;
+    private final Map<String, PipelineDataset> datasets = new LinkedHashMap<>();
+    private final Map<String, TemporaryView> temporaryViews = new LinkedHashMap<>();
+    private final Map<String, String> settings = new LinkedHashMap<>();
+    private final List<PipelineProblem> problems = new ArrayList<>();
+    private final List<PendingDefinition> pending = new ArrayList<>();
+
+    private record PendingDefinition(
+        PipelineStatement statement, CreateMaterializedView definition, String catalog, List<String> namespace) {}
+
+    Builder(SparkSession spark, PipelineProject project) {
+      this.spark = spark;
+      this.project = project;
+      this.catalog = new MaterializedViewCatalog(spark);
+      this.pinning = new SourcePinning(spark);
+    }
+
+    PipelineGraph build() {
+      settings.putAll(project.spec().configuration());
+      String fileCatalog = project.spec().catalog().orElse(currentCatalog());
+      List<String> fileNamespace =
+          project.spec().namespace().map(ns -> Arrays.asList(ns.split("\\."))).orElse(currentNamespace());
+      java.nio.file.Path file = null;
+      String useCatalog = fileCatalog;
+      List<String> useNamespace = fileNamespace;
+      for (PipelineStatement statement : project.statements()) {
+        if (!statement.file().equals(file)) {
+          file = statement.file();
+          useCatalog = fileCatalog;
+          useNamespace = fileNamespace;
+        }
+        String sql = statement.sql().trim();
+        Matcher set = SET.matcher(sql);
+        Matcher useCatalogMatch = USE_CATALOG.matcher(sql);
+        Matcher useNamespaceMatch = USE_NAMESPACE.matcher(sql);
+        Matcher temporaryView = TEMPORARY_VIEW.matcher(sql);
+        if (set.matches()) {
+          settings.put(unquote(set.group(1)), unquote(set.group(2).trim()));
+        } else if (useCatalogMatch.matches()) {
+          useCatalog = unquote(useCatalogMatch.group(1));
+          if (!catalogRegistered(useCatalog)) {
+            problem(statement, "", "catalog " + useCatalog + " is not configured");
+          }
+        } else if (useNamespaceMatch.matches()) {
+          List<String> parts = nameParts(useNamespaceMatch.group(1));
+          if (parts.size() > 1 && catalogRegistered(parts.get(0))) {
+            useCatalog = parts.get(0);
+            parts = parts.subList(1, parts.size());
+          }
+          useNamespace = parts;
+        } else if (temporaryView.matches()) {
+          String name = unquote(temporaryView.group(1)).toLowerCase(Locale.ROOT);
+          if (temporaryViews.containsKey(name)) {
+            problem(statement, name, "temporary view is defined twice (also at " + temporaryViews.get(name).statement().location() + ")");
+          }
+          temporaryViews.put(name, new TemporaryView(name, temporaryView.group(2).trim(), statement));
+        } else {
+          definition(statement, useCatalog, useNamespace);
+        }
+      }
+      for (PendingDefinition definition : pending) {
+        addDataset(definition);
+      }
+      DependencyGraph<String> edges = new DependencyGraph<>();
+      for (PipelineDataset dataset : datasets.values()) {
+        edges.addNode(dataset.name());
+        dataset.sources().forEach(source -> edges.addEdge(source, dataset.name()));
+      }
+      edges.findCycle().ifPresent(cycle -> problems.add(
+          new PipelineProblem(
+              datasets.get(cycle.get(0)).statement().location(),
+              "",
+              "the pipeline's datasets form a cycle: " + DependencyGraph.describePath(cycle))));
+      return new PipelineGraph(datasets, settings, problems, edges);
+    }
+
+    private void definition(PipelineStatement statement, String useCatalog, List<String> useNamespace) {
+      Optional<FloeStatement> parsed;
+      try {
+        parsed = FloeStatementParser.parse(statement.sql());
+      } catch (RuntimeException e) {
+        problem(statement, "", e.getMessage());
+        return;
+      }
+      if (parsed.isPresent() && parsed.get() instanceof CreateMaterializedView create) {
+        pending.add(new PendingDefinition(statement, create, useCatalog, useNamespace));
+        return;
+      }
+      problem(
+          statement,
+          "",
+          "a pipeline file holds dataset definitions (CREATE MATERIALIZED VIEW, CREATE TEMPORARY VIEW) and SET or USE"
+              + " statements; this one starts with '" + firstWords(statement.sql()) + "'");
+    }
+
+    private void addDataset(PendingDefinition pendingDefinition) {
+      PipelineStatement statement = pendingDefinition.statement();
+      CreateMaterializedView create = pendingDefinition.definition();
+      ResolvedName name;
+      try {
+        name = catalog.resolve(create.name().parts(), pendingDefinition.catalog(), pendingDefinition.namespace());
+      } catch (RuntimeException e) {
+        problem(statement, create.name().toString(), e.getMessage());
+        return;
+      }
+      String key = name.toString();
+      if (datasets.containsKey(key)) {
+        problem(statement, key, "defined twice (also at " + datasets.get(key).statement().location() + ")");
+        return;
+      }
+      String query;
+      List<String> sources = new ArrayList<>();
+      try {
+        query = inlineTemporaryViews(statement, create.query());
+        LogicalPlan plan = pinning.parse(query);
+        for (ResolvedName source : pinning.sourceNames(plan, pendingDefinition.catalog(), pendingDefinition.namespace())) {
+          sources.add(source.toString());
+        }
+      } catch (RuntimeException e) {
+        problem(statement, key, e.getMessage());
+        return;
+      }
+      CreateMaterializedView inlined =
+          new CreateMaterializedView(
+              create.name(), create.orReplace(), create.ifNotExists(), create.managed(), create.columns(),
+              create.expectations(), create.comment(), create.partitionedBy(), create.tableProperties(),
+              create.schedule(), create.refreshPolicy(), create.withData(), query, create.originalText());
+      datasets.put(
+          key,
+          new PipelineDataset(
+              key, statement, inlined, pendingDefinition.catalog(), pendingDefinition.namespace(), sources,
+              hash(key, inlined, pendingDefinition.catalog(), pendingDefinition.namespace())));
+    }
+
+    /** Prefixes the query with the temporary views it reads, directly or through each other. */
+    private String inlineTemporaryViews(PipelineStatement statement, String query) {
+      if (temporaryViews.isEmpty()) {
+        return query;
+      }
+      LinkedHashSet<String> needed = new LinkedHashSet<>();
+      collectTemporaryViews(query, needed, new LinkedHashSet<>());
+      if (needed.isEmpty()) {
+        return query;
+      }
+      StringBuilder with = new StringBuilder("WITH ");
+      for (String name : needed) {
+        with.append('`').append(name).append("` AS (").append(temporaryViews.get(name).query()).append("), ");
+      }
+      Matcher leadingWith = LEADING_WITH.matcher(query);
+      if (leadingWith.lookingAt()) {
+        return with + query.substring(leadingWith.end());
+      }
+      return with.substring(0, with.length() - 2) + "\n" + query;
+    }
+
+    /** Adds the temporary views {@code query} reads to {@code needed}, each after those it reads. */
+    private void collectTemporaryViews(String query, Set<String> needed, Set<String> visiting) {
+      for (String reference : singlePartReferences(pinning.parse(query))) {
+        TemporaryView view = temporaryViews.get(reference);
+        if (view == null || needed.contains(reference)) {
+          continue;
+        }
+        if (!visiting.add(reference)) {
+          throw new FloeException("temporary view " + reference + " reads itself through other temporary views");
+        }
+        collectTemporaryViews(view.query(), needed, visiting);
+        needed.add(reference);
+      }
+    }
+
+    private static List<String> singlePartReferences(LogicalPlan plan) {
+      List<String> names = new ArrayList<>();
+      plan.foreachWithSubqueries(
+          node -> {
+            if (node instanceof UnresolvedRelation relation) {
+              List<String> parts = Scala.list(relation.multipartIdentifier());
+              if (parts.size() == 1) {
+                names.add(parts.get(0).toLowerCase(Locale.ROOT));
+              }
+            } else if (node instanceof UnresolvedWith with) {
+              Scala.list(with.cteRelations()).forEach(cte -> names.addAll(singlePartReferences(cte._2())));
+            }
+            return scala.runtime.BoxedUnit.UNIT;
+          });
+      return names;
+    }
+
+    private boolean catalogRegistered(String name) {
+      return spark.sessionState().catalogManager().isCatalogRegistered(name);
+    }
+
+    private String currentCatalog() {
+      return spark.sessionState().catalogManager().currentCatalog().name();
+    }
+
+    private List<String> currentNamespace() {
+      return Arrays.asList(spark.sessionState().catalogManager().currentNamespace());
+    }
+
+    private void problem(PipelineStatement statement, String dataset, String message) {
+      problems.add(new PipelineProblem(statement.location(), dataset, message));
+    }
+  }
+
+  /** Everything that defines a dataset, digested: the statement minus how it asks to be created. */
+  static String hash(String name, CreateMaterializedView create, String catalog, List<String> namespace) {
+    String canonical =
+        String.join(
+            "\n",
+            name,
+            catalog + "." + String.join(".", namespace),
+            Boolean.toString(create.managed()),
+            create.columns().toString(),
+            create.expectations().toString(),
+            create.comment().orElse(""),
+            create.partitionedBy().toString(),
+            create.tableProperties().toString(),
+            create.schedule().map(Object::toString).orElse(""),
+            create.refreshPolicy().map(Object::toString).orElse(""),
+            create.query().trim().replaceAll("\\s+", " "));
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+  }
+
+  private static List<String> nameParts(String text) {
+    List<String> parts = new ArrayList<>();
+    for (String part : text.split("\\.")) {
+      parts.add(unquote(part));
+    }
+    return parts;
+  }
+
+  private static String unquote(String text) {
+    String trimmed = text.trim();
+    if (trimmed.length() >= 2) {
+      char first = trimmed.charAt(0);
+      char last = trimmed.charAt(trimmed.length() - 1);
+      if ((first == '`' || first == '\'' || first == '"') && first == last) {
+        return trimmed.substring(1, trimmed.length() - 1);
+      }
+    }
+    return trimmed;
+  }
+
+  private static String firstWords(String sql) {
+    String[] words = sql.trim().split("\\s+");
+    return String.join(" ", Arrays.asList(words).subList(0, Math.min(3, words.length)));
+  }
+}

@@ -1,0 +1,311 @@
+package io.floe.spark.pipeline;
+
+import io.floe.FloeException;
+import io.floe.pipeline.PipelineProject;
+import io.floe.refresh.RefreshResult;
+import io.floe.spark.command.CreateMaterializedViewCommand;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.ResolvedName;
+import io.floe.spark.refresh.RefreshExecutor;
+import io.floe.sql.CreateMaterializedView;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.apache.spark.sql.connector.catalog.CatalogManager;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a pipeline project: creates the datasets that are missing, replaces those whose definition
+ * changed (a new view version over the same storage table, refreshed in full, so readers below it
+ * still refresh incrementally), reports datasets the project no longer defines (dropping them only
+ * when asked), then refreshes the selected datasets in dependency order. A dataset that fails
+ * leaves what succeeded committed and skips the datasets that read it.
+ *
+ * <pre>{@code
+ * PipelineRun.of(spark, project).refresh(List.of("gold")).fullRefresh(List.of("silver")).listener(print).run();
+ * }</pre>
+ */
+public final class PipelineRun {
+  /** View property naming the pipeline that created a materialized view. */
+  public static final String PIPELINE = "floe.pipeline";
+  /** View property with the digest of the pipeline statement that defined it. */
+  public static final String DEFINITION_HASH = "floe.pipeline.definition-hash";
+
+  private static final Logger LOG = LoggerFactory.getLogger(PipelineRun.class);
+
+  private final SparkSession spark;
+  private final PipelineProject project;
+  private List<String> refreshOnly = List.of();
+  private List<String> fullRefresh = List.of();
+  private boolean fullRefreshAll;
+  private boolean prune;
+  private Consumer<PipelineEvent> listener = event -> {};
+
+  private PipelineRun(SparkSession spark, PipelineProject project) {
+    this.spark = spark;
+    this.project = project;
+  }
+
+  public static PipelineRun of(SparkSession spark, PipelineProject project) {
+    return new PipelineRun(Objects.requireNonNull(spark, "spark"), Objects.requireNonNull(project, "project"));
+  }
+
+  /** Refreshes only these datasets (names as in the project, qualified or not); default all. */
+  public PipelineRun refresh(List<String> names) {
+    this.refreshOnly = List.copyOf(names);
+    return this;
+  }
+
+  /** Refreshes these datasets in full (they are refreshed even when not selected otherwise). */
+  public PipelineRun fullRefresh(List<String> names) {
+    this.fullRefresh = List.copyOf(names);
+    return this;
+  }
+
+  public PipelineRun fullRefreshAll(boolean all) {
+    this.fullRefreshAll = all;
+    return this;
+  }
+
+  /** Drops the materialized views this pipeline created and no longer defines. */
+  public PipelineRun prune(boolean prune) {
+    this.prune = prune;
+    return this;
+  }
+
+  public PipelineRun listener(Consumer<PipelineEvent> listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  /**
+   * Runs the pipeline.
+   *
+   * @throws FloeException listing every problem when the pipeline does not validate; nothing is
+   *     created or refreshed then
+   */
+  public PipelineRunResult run() {
+    long start = System.currentTimeMillis();
+    PipelineGraph graph = PipelineGraph.build(spark, project);
+    Map<String, String> previous = applySettings(graph.settings());
+    try {
+      List<PipelineProblem> problems = new PipelineValidator(spark).validate(graph);
+      if (!problems.isEmpty()) {
+        throw new FloeException(
+            "Pipeline " + project.spec().name() + " has " + problems.size() + " problem" + (problems.size() == 1 ? "" : "s")
+                + ":\n  " + String.join("\n  ", problems.stream().map(PipelineProblem::toString).toList()));
+      }
+      Set<String> full = fullRefreshAll ? new LinkedHashSet<>(graph.datasets().keySet()) : select(graph, fullRefresh);
+      Set<String> selected =
+          refreshOnly.isEmpty() ? new LinkedHashSet<>(graph.datasets().keySet()) : select(graph, refreshOnly);
+      selected.addAll(full);
+      Map<String, DatasetOutcome> outcomes = new LinkedHashMap<>();
+      graph.datasets().keySet().forEach(name -> emit(name, PipelineEvent.State.PENDING, ""));
+      MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+      String runId = UUID.randomUUID().toString();
+      for (PipelineDataset dataset : graph.inOrder()) {
+        Optional<String> blocked = blockedBy(dataset, outcomes);
+        if (blocked.isPresent()) {
+          skip(outcomes, dataset.name(), blocked.get());
+          continue;
+        }
+        try {
+          PipelineEvent.State applied = apply(catalog, dataset);
+          boolean refreshIt = selected.contains(dataset.name()) || applied != PipelineEvent.State.UNCHANGED;
+          if (!refreshIt) {
+            outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), applied, Optional.empty(), ""));
+            emit(dataset.name(), applied, "not selected for refresh");
+            continue;
+          }
+          emit(dataset.name(), PipelineEvent.State.REFRESHING, "");
+          RefreshResult result = refresh(catalog, dataset, full.contains(dataset.name()), runId);
+          String detail = result.type() + " in " + result.durationMs() + " ms, " + result.rowsRead() + " rows read, "
+              + result.rowsWritten() + " written, " + result.rowsRemoved() + " removed";
+          outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.REFRESHED, Optional.of(result), applied == PipelineEvent.State.UNCHANGED ? detail : applied.name().toLowerCase() + "; " + detail));
+          emit(dataset.name(), PipelineEvent.State.REFRESHED, outcomes.get(dataset.name()).detail());
+        } catch (RuntimeException e) {
+          LOG.error("Pipeline {}: dataset {} failed", project.spec().name(), dataset.name(), e);
+          outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.FAILED, Optional.empty(), e.getMessage()));
+          emit(dataset.name(), PipelineEvent.State.FAILED, e.getMessage());
+        }
+      }
+      removed(catalog, graph, outcomes);
+      return new PipelineRunResult(project.spec().name(), new ArrayList<>(outcomes.values()), System.currentTimeMillis() - start);
+    } finally {
+      restoreSettings(previous);
+    }
+  }
+
+  /** Creates or replaces the dataset's materialized view as needed; returns what it did. */
+  private PipelineEvent.State apply(MaterializedViewCatalog catalog, PipelineDataset dataset) {
+    ResolvedName name = catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    Optional<MaterializedView> existing = catalog.load(name);
+    if (existing.isPresent()) {
+      String owner = existing.get().properties().get(PIPELINE);
+      if (!project.spec().name().equals(owner)) {
+        throw new FloeException(
+            "Cannot define " + name + " in pipeline " + project.spec().name() + ": it already exists and "
+                + (owner == null ? "was not created by a pipeline" : "belongs to pipeline " + owner)
+                + "; drop it or rename the dataset");
+      }
+      if (dataset.definitionHash().equals(existing.get().properties().get(DEFINITION_HASH))) {
+        return PipelineEvent.State.UNCHANGED;
+      }
+    }
+    emit(dataset.name(), PipelineEvent.State.CREATING, existing.isPresent() ? "definition changed" : "");
+    CreateMaterializedView create = dataset.definition();
+    CreateMaterializedView statement =
+        new CreateMaterializedView(
+            create.name(), existing.isPresent(), false, create.managed(), create.columns(), create.expectations(),
+            create.comment(), create.partitionedBy(), create.tableProperties(), create.schedule(),
+            create.refreshPolicy(), false, create.query(), create.originalText());
+    inContext(dataset, () -> Dataset.ofRows(spark, new CreateMaterializedViewCommand(statement)).collect());
+    catalog.loadExisting(name, "tag")
+        .view()
+        .updateProperties()
+        .set(PIPELINE, project.spec().name())
+        .set(DEFINITION_HASH, dataset.definitionHash())
+        .commit();
+    PipelineEvent.State state = existing.isPresent() ? PipelineEvent.State.REPLACED : PipelineEvent.State.CREATED;
+    emit(dataset.name(), state, "");
+    return state;
+  }
+
+  private RefreshResult refresh(MaterializedViewCatalog catalog, PipelineDataset dataset, boolean full, String runId) {
+    MaterializedView mv =
+        catalog.loadExisting(
+            catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace()),
+            "refresh");
+    var context = spark.sparkContext();
+    String previousTrigger = context.getLocalProperty("floe.refresh.trigger");
+    String previousRun = context.getLocalProperty("floe.refresh.run-id");
+    context.setLocalProperty("floe.refresh.trigger", "pipeline");
+    context.setLocalProperty("floe.refresh.run-id", runId);
+    try {
+      return new RefreshExecutor(spark).refresh(mv, full);
+    } finally {
+      context.setLocalProperty("floe.refresh.trigger", previousTrigger);
+      context.setLocalProperty("floe.refresh.run-id", previousRun);
+    }
+  }
+
+  /** Reports (and with prune, drops) this pipeline's materialized views the project no longer defines. */
+  private void removed(MaterializedViewCatalog catalog, PipelineGraph graph, Map<String, DatasetOutcome> outcomes) {
+    // Only the namespaces the pipeline writes to: a pipeline of the same name elsewhere is another pipeline.
+    Map<String, ResolvedName> namespaces = new LinkedHashMap<>();
+    for (PipelineDataset dataset : graph.datasets().values()) {
+      ResolvedName name = catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+      namespaces.putIfAbsent(name.catalogName() + "." + name.identifier().namespace(), name);
+    }
+    for (ResolvedName place : namespaces.values()) {
+      for (MaterializedView mv : catalog.list(place.catalogName(), place.identifier().namespace())) {
+        String name = mv.name().toString();
+        if (!project.spec().name().equals(mv.properties().get(PIPELINE)) || graph.datasets().containsKey(name)) {
+          continue;
+        }
+        if (!prune) {
+          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.REMOVED, Optional.empty(), "no longer defined; kept (run with --prune to drop it)"));
+          emit(name, PipelineEvent.State.REMOVED, outcomes.get(name).detail());
+          continue;
+        }
+        try {
+          spark.sql("DROP MATERIALIZED VIEW " + mv.name().quoted()).collect();
+          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.DROPPED, Optional.empty(), "no longer defined; dropped"));
+          emit(name, PipelineEvent.State.DROPPED, outcomes.get(name).detail());
+        } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+          LOG.error("Pipeline {}: cannot drop {}", project.spec().name(), name, e);
+          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
+          emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
+        }
+      }
+    }
+  }
+
+  private Optional<String> blockedBy(PipelineDataset dataset, Map<String, DatasetOutcome> outcomes) {
+    for (String source : dataset.sources()) {
+      DatasetOutcome upstream = outcomes.get(source);
+      if (upstream != null && (upstream.state() == PipelineEvent.State.FAILED || upstream.state() == PipelineEvent.State.SKIPPED)) {
+        return Optional.of("upstream " + source + (upstream.state() == PipelineEvent.State.FAILED ? " failed" : " was skipped"));
+      }
+    }
+    return Optional.empty();
+  }
+
+  private void skip(Map<String, DatasetOutcome> outcomes, String name, String reason) {
+    outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.SKIPPED, Optional.empty(), reason));
+    emit(name, PipelineEvent.State.SKIPPED, reason);
+  }
+
+  private static Set<String> select(PipelineGraph graph, List<String> names) {
+    Set<String> selected = new LinkedHashSet<>();
+    if (names.isEmpty()) {
+      return selected;
+    }
+    for (String name : names) {
+      selected.add(
+          graph.find(name)
+              .orElseThrow(() -> new FloeException("Dataset " + name + " is not defined in this pipeline; it defines " + graph.datasets().keySet()))
+              .name());
+    }
+    return selected;
+  }
+
+  private void inContext(PipelineDataset dataset, Runnable action) {
+    CatalogManager catalogs = spark.sessionState().catalogManager();
+    String previousCatalog = catalogs.currentCatalog().name();
+    String[] previousNamespace = catalogs.currentNamespace();
+    try {
+      catalogs.setCurrentCatalog(dataset.defaultCatalog());
+      catalogs.setCurrentNamespace(dataset.defaultNamespace().toArray(new String[0]));
+      action.run();
+    } finally {
+      catalogs.setCurrentCatalog(previousCatalog);
+      catalogs.setCurrentNamespace(previousNamespace);
+    }
+  }
+
+  private Map<String, String> applySettings(Map<String, String> settings) {
+    Map<String, String> previous = new LinkedHashMap<>();
+    settings.forEach((key, value) -> {
+      previous.put(key, spark.conf().getOption(key).getOrElse(() -> null));
+      spark.conf().set(key, value);
+    });
+    return previous;
+  }
+
+  private void restoreSettings(Map<String, String> previous) {
+    previous.forEach((key, value) -> {
+      if (value == null) {
+        spark.conf().unset(key);
+      } else {
+        spark.conf().set(key, value);
+      }
+    });
+  }
+
+  private void emit(String dataset, PipelineEvent.State state, String detail) {
+    listener.accept(new PipelineEvent(dataset, state, detail == null ? "" : detail));
+  }
+
+  /** What a run did with one dataset. */
+  public record DatasetOutcome(String dataset, PipelineEvent.State state, Optional<RefreshResult> refresh, String detail) {
+    public DatasetOutcome {
+      Objects.requireNonNull(dataset, "dataset");
+      Objects.requireNonNull(state, "state");
+      Objects.requireNonNull(refresh, "refresh");
+      detail = detail == null ? "" : detail;
+    }
+  }
+}
