@@ -25,7 +25,8 @@ final class RefreshOutput {
         FloeCommand.column("rows_removed", DataTypes.LongType),
         FloeCommand.column("duration_ms", DataTypes.LongType),
         FloeCommand.stringColumn("source_snapshots"),
-        FloeCommand.column("snapshot_id", DataTypes.LongType));
+        FloeCommand.column("snapshot_id", DataTypes.LongType),
+        FloeCommand.stringColumn("expectations"));
   }
 
   static Row row(RefreshResult result) {
@@ -38,7 +39,10 @@ final class RefreshOutput {
         result.rowsRemoved(),
         result.durationMs(),
         describeSources(result.sourcesBefore(), result.sourcesAfter()),
-        result.storageSnapshotId());
+        result.storageSnapshotId(),
+        result.expectations().isEmpty()
+            ? null
+            : result.expectations().stream().map(e -> e.describe()).collect(Collectors.joining("; ")));
   }
 
   /** {@code db.trips 12 → 15, db.silver v1} for the sources a refresh read. */
