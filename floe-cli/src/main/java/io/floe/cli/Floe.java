@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = Floe.Version.class,
     description = "Declarative lakehouse pipelines: incrementally refreshed Apache Iceberg materialized views.",
-    subcommands = {SqlCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {SqlCommand.class, IngestCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Floe {
   public static void main(String[] args) {
     System.exit(commandLine().execute(args));
