@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.iceberg.PartitionSpec;
@@ -75,13 +76,13 @@ public final class FileIngestion {
    *
    * @return the first run's result, or empty for {@code IF NOT EXISTS} on an existing table
    */
-  public java.util.Optional<IngestResult> create(CreateStreamingTable statement) {
+  public Optional<IngestResult> create(CreateStreamingTable statement) {
     ResolvedName name = catalog.resolve(statement.name());
     FileSource source = statement.source();
     if (name.catalog().tableExists(name.identifier())) {
       Table existing = name.catalog().loadTable(name.identifier());
       if (statement.ifNotExists()) {
-        return java.util.Optional.empty();
+        return Optional.empty();
       }
       if (!StreamingTable.isStreamingTable(existing)) {
         throw new FloeException("Cannot create streaming table " + name + ": a table with that name exists");
@@ -97,7 +98,7 @@ public final class FileIngestion {
             "Cannot refresh streaming table " + name + ": it ingests " + recorded.format() + " files from "
                 + recorded.path() + ", not " + source.format() + " files from " + source.path());
       }
-      return java.util.Optional.of(run(name));
+      return Optional.of(run(name));
     }
     // List first: a missing folder fails the statement before anything is created.
     FileListing.list(name.toString(), source.path(), hadoopConf());
@@ -117,7 +118,7 @@ public final class FileIngestion {
     table.newAppend().set(StreamingTable.FILES_SUMMARY_KEY, "[]").commit();
     catalog.invalidateSparkCache(name);
     try {
-      return java.util.Optional.of(run(name));
+      return Optional.of(run(name));
     } catch (RuntimeException e) {
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed.
       name.catalog().dropTable(name.identifier(), true);

@@ -6,11 +6,13 @@ import static org.apache.spark.sql.functions.lit;
 import io.floe.FloeException;
 import io.floe.sql.FileSource;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -129,13 +131,13 @@ final class RawRecords {
     SchemaDrift drift = new SchemaDrift(tableSchema, inferredAll);
     Map<String, StructField> readTypes = new HashMap<>();
     for (StructField field : drift.readSchema().fields()) {
-      readTypes.put(field.name().toLowerCase(java.util.Locale.ROOT), field);
+      readTypes.put(field.name().toLowerCase(Locale.ROOT), field);
     }
     Dataset<Row> all = null;
     for (Map.Entry<String, StructType> group : groupSchemas.entrySet()) {
       List<StructField> fields = new ArrayList<>();
       for (StructField field : group.getValue().fields()) {
-        StructField typed = readTypes.get(field.name().toLowerCase(java.util.Locale.ROOT));
+        StructField typed = readTypes.get(field.name().toLowerCase(Locale.ROOT));
         fields.add(typed != null ? typed : DataTypes.createStructField(field.name(), DataTypes.StringType, true));
       }
       fields.add(DataTypes.createStructField(StreamingTable.RESCUED_DATA, DataTypes.StringType, true));
@@ -211,8 +213,8 @@ final class RawRecords {
           in.readFully(length - 4, tail);
         }
       }
-      if (length < 12 || !"PAR1".equals(new String(head, java.nio.charset.StandardCharsets.ISO_8859_1))
-          || !"PAR1".equals(new String(tail, java.nio.charset.StandardCharsets.ISO_8859_1))) {
+      if (length < 12 || !"PAR1".equals(new String(head, StandardCharsets.ISO_8859_1))
+          || !"PAR1".equals(new String(tail, StandardCharsets.ISO_8859_1))) {
         throw new FloeException(
             "Cannot ingest into " + table + ": file " + path + " is not a Parquet file (no PAR1 header and footer); "
                 + "move it out of " + source.path() + " or fix it, then run again");
