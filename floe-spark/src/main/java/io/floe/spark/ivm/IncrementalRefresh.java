@@ -149,8 +149,7 @@ public final class IncrementalRefresh {
     }
     ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {
-      List<ExpectationResult> none = check.evaluate(spark.emptyDataFrame().select(
-          mv.viewColumns().stream().map(c -> lit(null).as(c)).toArray(Column[]::new)));
+      List<ExpectationResult> none = check.nothingEvaluated();
       long snapshot = commitStateOnly(storage, readSnapshot, stateJson, none);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", operations) + ")", none);

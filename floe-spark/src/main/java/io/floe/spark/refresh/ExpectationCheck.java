@@ -99,6 +99,15 @@ public final class ExpectationCheck {
     return results;
   }
 
+  /** Zero counts for every constraint, for a refresh that computed no row. */
+  public List<ExpectationResult> nothingEvaluated() {
+    List<ExpectationResult> results = new ArrayList<>();
+    for (Expectation expectation : expectations) {
+      results.add(new ExpectationResult(expectation.name(), expectation.onViolation(), 0, 0));
+    }
+    return results;
+  }
+
   /** {@code rows} without those a {@code DROP ROW} constraint rejects. */
   public Dataset<Row> keepPassing(Dataset<Row> rows) {
     Column keep = lit(true);
