@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       RunCommand.class,
       DryRunCommand.class,
       InitCommand.class,
+      IngestCommand.class,
       DemoCommand.class,
       CommandLine.HelpCommand.class
     })

@@ -25,7 +25,21 @@ public final class DemoConsole {
   private static final List<String> REFRESH_COLUMNS =
       List.of(
           "materialized_view", "refresh_type", "reason", "rows_read", "rows_written", "rows_removed",
-          "duration_ms", "source_snapshots", "snapshot_id", "status", "attempts", "warnings");
+          "duration_ms", "source_snapshots", "snapshot_id", "status", "attempts", "warnings", "expectations");
+
+  /** The columns of an ingestion result, which the demo prints as one sentence per run. */
+  private static final List<String> INGEST_COLUMNS =
+      List.of(
+          "streaming_table", "files_loaded", "rows_loaded", "rows_rescued", "columns_added", "warnings",
+          "duration_ms", "snapshot_id");
+
+  private static String describeIngestion(List<String> row) {
+    String loaded = "-> " + row.get(0) + ": loaded " + row.get(1) + " new files, " + row.get(2) + " rows ("
+        + row.get(3) + " rescued) in " + ResultFormatter.formatDuration(Long.parseLong(row.get(6)))
+        + (row.get(4) == null || row.get(4).isEmpty() ? "" : "; new columns " + row.get(4))
+        + (row.get(7) == null ? "; nothing committed" : "; snapshot " + row.get(7));
+    return row.get(5) == null || row.get(5).isEmpty() ? loaded : loaded + "\n   warnings: " + row.get(5);
+  }
 
   private static String describeRefresh(List<String> row) {
     String type = row.get(1);
@@ -39,7 +53,10 @@ public final class DemoConsole {
     return "-> " + row.get(0) + ": " + type + " refresh (" + row.get(2) + "); read " + row.get(3)
         + " source rows, wrote " + row.get(4) + ", removed " + row.get(5) + " in "
         + ResultFormatter.formatDuration(Long.parseLong(row.get(6))) + "; storage snapshot " + row.get(8)
-        + (row.get(11) == null ? "" : "; warning: " + row.get(11));
+        + (row.get(11) == null ? "" : "; warning: " + row.get(11))
+        + (row.size() > 12 && row.get(12) != null && !row.get(12).isEmpty()
+            ? "\n   expectations: " + row.get(12)
+            : "");
   }
 
   public SparkSession spark() {
@@ -68,6 +85,8 @@ public final class DemoConsole {
     long millis = (System.nanoTime() - started) / 1_000_000;
     if (List.of(columns).equals(REFRESH_COLUMNS)) {
       rows.forEach(row -> out.println(describeRefresh(row)));
+    } else if (List.of(columns).equals(INGEST_COLUMNS)) {
+      rows.forEach(row -> out.println(describeIngestion(row)));
     } else if (columns.length > 0) {
       List<List<String>> shown = rows.size() > MAX_ROWS ? rows.subList(0, MAX_ROWS) : rows;
       out.print(ResultFormatter.format(List.of(columns), shown, OutputFormat.TABLE));

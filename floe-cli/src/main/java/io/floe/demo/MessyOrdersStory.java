@@ -9,14 +9,24 @@ import java.util.List;
 
 /**
  * The messy orders lake of the "medallion data lake with AWS Glue" tutorial: 550 raw JSON orders
- * with duplicates, mixed-case categories, null amounts and two date formats land as files; Bronze
- * loads them; a Silver MV cleans them as the tutorial's Glue job does; two Gold MVs aggregate
- * completed orders. No jobs, crawlers or workflow: three MV definitions.
+ * with duplicates, mixed-case categories, null amounts and two date formats land as files in two
+ * batches; a streaming table loads each batch's files once (the crawler and the job bookmarks); a
+ * Silver MV cleans them as the tutorial's Glue job does, with expectations counting and dropping
+ * null amounts and unparseable dates instead of losing them without trace; two Gold MVs aggregate
+ * completed orders. No jobs, crawlers or workflow: one streaming table and three MV definitions.
  */
 final class MessyOrdersStory {
   static final String NAMESPACE = "medallion_db";
 
-  /** The tutorial job's cleaning, as one definition: null filter, dedupe, normalize, cast, parse both date formats. */
+  /** The orders of the first batch of files; the rest arrive later. */
+  static final int FIRST_BATCH = 330;
+
+  /** The tutorial job's rules as expectations: rows without an amount or a date are counted and dropped. */
+  static final String SILVER_EXPECTATIONS =
+      "  CONSTRAINT valid_amount EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW,\n"
+          + "  CONSTRAINT valid_order_date EXPECT (order_date IS NOT NULL) ON VIOLATION DROP ROW";
+
+  /** The tutorial job's cleaning, as one definition: dedupe, normalize, cast, parse both date formats. */
   static final String SILVER_QUERY =
       "SELECT order_id, customer_id, category, amount, order_date, status, quantity\n"
           + "FROM (\n"
@@ -29,8 +39,8 @@ final class MessyOrdersStory {
           + "         row_number() OVER (PARTITION BY order_id\n"
           + "                            ORDER BY customer_id, category, amount, order_date, status, quantity) AS occurrence\n"
           + "  FROM %1$s.medallion_db.bronze_orders\n"
-          + "  WHERE order_id IS NOT NULL AND amount IS NOT NULL)\n"
-          + "WHERE occurrence = 1 AND order_date IS NOT NULL";
+          + "  WHERE order_id IS NOT NULL)\n"
+          + "WHERE occurrence = 1";
 
   private final DemoConsole console;
   private final String catalog;
@@ -50,28 +60,41 @@ final class MessyOrdersStory {
   List<Order> tell() {
     console.heading("Story 3: messy orders lake (raw JSON -> Bronze -> Silver -> Gold)");
     List<Order> orders = MessyOrdersGenerator.generate(42);
-    List<Path> files;
+    List<Path> first;
+    List<Path> second;
     try {
-      files = MessyOrdersGenerator.writeJsonLines(orders, landing, 5);
+      first = MessyOrdersGenerator.writeJsonLines(orders.subList(0, FIRST_BATCH), landing, 3);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write the raw order files to " + landing, e);
     }
     console.say(
-        "Wrote " + orders.size() + " raw orders (500 orders, 50 duplicates) as JSON lines in " + files.size()
-            + " files under " + landing);
+        "Wrote the first " + FIRST_BATCH + " of " + orders.size() + " raw orders (500 orders, 50 duplicates) as JSON lines in "
+            + first.size() + " files under " + landing);
     console.run("CREATE NAMESPACE IF NOT EXISTS " + db());
+    console.say("\nBronze: a streaming table loads each new file once, inferring the schema (the crawler's job).");
     console.run(
-        "CREATE TABLE " + db() + ".bronze_orders USING iceberg AS\nSELECT * FROM json.`" + landing.toAbsolutePath() + "`");
-    console.run("SELECT COUNT(*) AS total_orders FROM " + db() + ".bronze_orders");
+        "CREATE STREAMING TABLE " + db() + ".bronze_orders AS\nSELECT * FROM STREAM read_files('" + landing.toAbsolutePath()
+            + "', format => 'json')");
+
+    console.say("\nSilver: the Glue job's cleaning as one materialized view; its rules are expectations, counted at every refresh.");
+    console.run(
+        "CREATE MATERIALIZED VIEW " + db() + ".silver_orders (\n" + SILVER_EXPECTATIONS + ")\n"
+            + "COMMENT 'Silver: deduplicated, typed and normalized orders'\nAS\n"
+            + String.format(SILVER_QUERY, catalog));
+
+    try {
+      second = MessyOrdersGenerator.writeJsonLines(orders.subList(FIRST_BATCH, orders.size()), landing, 2, first.size() + 1);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot write the raw order files to " + landing, e);
+    }
+    console.say("\nA second batch lands: " + (orders.size() - FIRST_BATCH) + " orders in " + second.size()
+        + " new files. Only they are loaded (the job bookmark's job).");
+    console.run("REFRESH STREAMING TABLE " + db() + ".bronze_orders");
+    console.run("SELECT COUNT(*) AS total_orders, COUNT(DISTINCT _source_file) AS files FROM " + db() + ".bronze_orders");
     console.run(
         "SELECT category, SUM(amount) AS total_revenue\nFROM " + db()
             + ".bronze_orders\nGROUP BY category\nORDER BY total_revenue DESC");
-
-    console.say("\nSilver: the Glue job's cleaning as one materialized view.");
-    console.run(
-        "CREATE MATERIALIZED VIEW " + db() + ".silver_orders\n"
-            + "COMMENT 'Silver: deduplicated, typed and normalized orders'\nAS\n"
-            + String.format(SILVER_QUERY, catalog));
+    console.run("REFRESH MATERIALIZED VIEW " + db() + ".silver_orders");
     console.run("SELECT COUNT(*) AS silver_orders FROM " + db() + ".silver_orders");
     console.run("SELECT DISTINCT category FROM " + db() + ".silver_orders ORDER BY category");
 

@@ -64,6 +64,22 @@ class SeedStoriesTest {
   }
 
   @Test
+  void bronzeLoadsEachBatchOnceAndSilverCountsItsExpectations() {
+    Row files = spark.sql(
+        "SELECT COUNT(DISTINCT _source_file), COUNT(DISTINCT _ingested_at), COUNT(_rescued_data) "
+            + "FROM lake.medallion_db.bronze_orders").first();
+    assertThat(files.getLong(0)).isEqualTo(5);
+    assertThat(files.getLong(1)).isEqualTo(2);
+    assertThat(files.getLong(2)).isZero();
+    assertThat(printed).contains("bronze_orders: loaded 3 new files, " + MessyOrdersStory.FIRST_BATCH + " rows");
+    assertThat(printed).contains("bronze_orders: loaded 2 new files, " + (550 - MessyOrdersStory.FIRST_BATCH) + " rows");
+    long nullAmounts = spark.sql(
+        "SELECT COUNT(DISTINCT order_id) FROM lake.medallion_db.bronze_orders WHERE amount IS NULL").first().getLong(0);
+    assertThat(printed).contains("expectations: valid_amount: ");
+    assertThat(printed).contains(nullAmounts + " failed (DROP ROW); valid_order_date: ");
+  }
+
+  @Test
   void goldEqualsItsDefinitionOverBronzeAfterInsertMergeAndDelete() {
     String direct =
         "SELECT city, DATE(CAST(trip_start_time AS TIMESTAMP)) AS trip_date, COUNT(*) AS total_trips, "

@@ -8,12 +8,14 @@ import java.util.Optional;
 
 /**
  * What one refresh of a materialized view did: its type and the reason for it, the sources it
- * started from and the pinned states it brought the view to, the rows it read and wrote, and the
- * storage snapshot it committed (none for {@link RefreshType#NO_CHANGE}).
+ * started from and the pinned states it brought the view to, the rows it read and wrote, the
+ * storage snapshot it committed (none for {@link RefreshType#NO_CHANGE}), and how the rows fared
+ * against the view's expectations.
  *
  * @param attempts how many attempts the refresh took (more than one after a retried failure)
  * @param warnings problems that did not undo the refresh, such as a refresh history that could not
  *     be appended to; a caller should show them
+ * @param expectations the counts of each expectation the view declares, in declaration order
  */
 public record RefreshResult(
     String materializedView,
@@ -28,7 +30,8 @@ public record RefreshResult(
     long durationMs,
     Long storageSnapshotId,
     int attempts,
-    List<String> warnings) {
+    List<String> warnings,
+    List<ExpectationResult> expectations) {
 
   public RefreshResult {
     Objects.requireNonNull(materializedView, "materializedView");
@@ -38,12 +41,13 @@ public record RefreshResult(
     sourcesAfter = List.copyOf(sourcesAfter);
     rowsReadBySource = Map.copyOf(rowsReadBySource);
     warnings = List.copyOf(warnings);
+    expectations = List.copyOf(expectations);
     if (attempts < 1) {
       throw new IllegalArgumentException("attempts must be at least 1 but was " + attempts);
     }
   }
 
-  /** A result of a first attempt, without warnings. */
+  /** A result of a first attempt, without warnings or expectation counts. */
   public RefreshResult(
       String materializedView,
       RefreshType type,
@@ -58,14 +62,14 @@ public record RefreshResult(
       Long storageSnapshotId) {
     this(
         materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
-        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, 1, List.of());
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, 1, List.of(), List.of());
   }
 
   /** This result, reached after {@code attempts} attempts. */
   public RefreshResult withAttempts(int attempts) {
     return new RefreshResult(
         materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
-        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, warnings);
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, warnings, expectations);
   }
 
   /** This result with one more warning. */
@@ -74,7 +78,14 @@ public record RefreshResult(
     all.add(warning);
     return new RefreshResult(
         materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
-        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, all);
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, all, expectations);
+  }
+
+  /** The same result with the counts of the view's expectations. */
+  public RefreshResult withExpectations(List<ExpectationResult> counts) {
+    return new RefreshResult(
+        materializedView, type, reason, sourcesBefore, sourcesAfter, rowsReadBySource, rowsWritten,
+        rowsRemoved, startedAtMs, durationMs, storageSnapshotId, attempts, warnings, counts);
   }
 
   public Optional<Long> storageSnapshot() {

@@ -7,5 +7,5 @@ package io.floe.sql;
 public sealed interface FloeStatement
         permits CreateMaterializedView, RefreshMaterializedView, DropMaterializedView, AlterMaterializedView,
                 ShowMaterializedViews, DescribeRelation, ShowTableProperties, DropTable, ExplainRefresh,
-                ShowRefreshes {
+                ShowRefreshes, CreateStreamingTable, RefreshStreamingTable {
 }

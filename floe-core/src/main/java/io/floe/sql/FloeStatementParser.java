@@ -11,6 +11,7 @@ import java.util.Set;
  *
  * <p>A statement is Floe's when its leading keywords say so:
  * {@code CREATE [OR REPLACE] [MANAGED] MATERIALIZED VIEW}, {@code REFRESH MATERIALIZED VIEW},
+ * {@code CREATE [OR REFRESH] STREAMING TABLE}, {@code REFRESH STREAMING TABLE},
  * {@code DROP MATERIALIZED VIEW}, {@code ALTER MATERIALIZED VIEW}, {@code SHOW MATERIALIZED VIEWS},
  * {@code SHOW TBLPROPERTIES}, {@code SHOW REFRESHES}, {@code DROP TABLE},
  * {@code EXPLAIN REFRESH MATERIALIZED VIEW}, and {@code DESC[RIBE] [TABLE] [EXTENDED|FORMATTED] name} when
@@ -56,6 +57,14 @@ public final class FloeStatementParser {
 
     private static FloeStatement create(ParseCursor cursor) {
         Token first = cursor.next();
+        if (cursor.atKeyword("STREAMING") || cursor.peek(2).isWord("STREAMING")) {
+            boolean orRefresh = cursor.acceptKeywords("OR", "REFRESH");
+            if (!cursor.acceptKeywords("STREAMING", "TABLE")) {
+                return null;
+            }
+            cursor.statement(CreateStreamingTableGrammar.STATEMENT);
+            return CreateStreamingTableGrammar.parse(cursor, orRefresh);
+        }
         boolean orReplace = cursor.acceptKeywords("OR", "REPLACE");
         boolean managed = cursor.acceptKeyword("MANAGED");
         if (!cursor.acceptKeywords("MATERIALIZED", "VIEW")) {
@@ -66,6 +75,12 @@ public final class FloeStatementParser {
     }
 
     private static FloeStatement refresh(ParseCursor cursor) {
+        if (cursor.acceptKeywords("REFRESH", "STREAMING", "TABLE")) {
+            cursor.statement("REFRESH STREAMING TABLE");
+            QualifiedName name = cursor.expectQualifiedName("a streaming table name after REFRESH STREAMING TABLE");
+            cursor.expectEndOfStatement(null);
+            return new RefreshStreamingTable(name);
+        }
         if (!cursor.acceptKeywords("REFRESH", "MATERIALIZED", "VIEW")) {
             return null;
         }

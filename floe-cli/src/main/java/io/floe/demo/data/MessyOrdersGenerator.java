@@ -83,6 +83,15 @@ public final class MessyOrdersGenerator {
      * @throws IllegalArgumentException if {@code files} is less than 1
      */
     public static List<Path> writeJsonLines(List<Order> orders, Path dir, int files) throws IOException {
+        return writeJsonLines(orders, dir, files, 1);
+    }
+
+    /**
+     * As {@link #writeJsonLines(List, Path, int)}, numbering the files from {@code firstNumber}, so a later batch
+     * lands next to an earlier one without replacing it.
+     */
+    public static List<Path> writeJsonLines(List<Order> orders, Path dir, int files, int firstNumber)
+            throws IOException {
         if (files < 1) {
             throw new IllegalArgumentException("Need at least one file, got " + files);
         }
@@ -93,7 +102,7 @@ public final class MessyOrdersGenerator {
         int from = 0;
         for (int f = 0; f < files; f++) {
             int to = from + base + (f < larger ? 1 : 0);
-            Path file = dir.resolve(String.format(Locale.ROOT, "orders-%04d.json", f + 1));
+            Path file = dir.resolve(String.format(Locale.ROOT, "orders-%04d.json", f + firstNumber));
             try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
                 for (Order order : orders.subList(from, to)) {
                     out.write(order.toJson());

@@ -2,6 +2,7 @@ package io.floe.spark.command;
 
 import io.floe.FloeException;
 import io.floe.graph.DependencyGraph;
+import io.floe.mv.ExpectationsParser;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshPolicy;
 import io.floe.spark.ivm.DefinitionShape;
@@ -15,6 +16,7 @@ import io.floe.spark.refresh.RefreshExecutor;
 import io.floe.spark.refresh.SourcePinning;
 import io.floe.sql.ColumnSpec;
 import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.Expectation;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -103,6 +105,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           "Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
     }
     StructType viewSchema = applyColumnList(name, schema);
+    checkExpectations(spark, name, pinned, viewSchema);
     StorageLayout layout = chooseLayout(name, shape);
 
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
@@ -189,6 +192,33 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     statement().tableProperties().forEach(update::set);
     update.set(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
     update.commit();
+  }
+
+  /**
+   * Refuses an expectation whose condition does not analyze against the view's columns (an unknown column, a
+   * non-boolean condition), naming the constraint.
+   */
+  private void checkExpectations(SparkSession spark, ResolvedName name, PinnedDefinition pinned, StructType viewSchema) {
+    Set<String> seen = new HashSet<>();
+    for (Expectation expectation : statement().expectations()) {
+      if (!seen.add(expectation.name().toLowerCase(Locale.ROOT))) {
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": constraint " + expectation.name() + " is declared twice");
+      }
+      try {
+        Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan()).toDF(viewSchema.fieldNames());
+        org.apache.spark.sql.types.DataType type =
+            rows.select(org.apache.spark.sql.functions.expr(expectation.expression())).schema().fields()[0].dataType();
+        if (!type.equals(org.apache.spark.sql.types.DataTypes.BooleanType)) {
+          throw new FloeException("its condition is " + type.sql() + ", not BOOLEAN");
+        }
+      } catch (Exception e) { // AnalysisException is thrown undeclared
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": constraint " + expectation.name() + " EXPECT ("
+                + expectation.expression() + "): " + firstLine(e.getMessage()),
+            e);
+      }
+    }
   }
 
   /** Refuses a definition that reads itself, directly or through other materialized views. */
@@ -326,6 +356,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
         .refreshPolicy()
         .ifPresent(p -> properties.put(MaterializedViewProperties.REFRESH_POLICY, p.name()));
     properties.put(QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));
+    if (!statement().expectations().isEmpty()) {
+      properties.put(ExpectationsParser.PROPERTY, ExpectationsParser.toJson(statement().expectations()));
+    }
     return properties;
   }
 

@@ -68,6 +68,18 @@ public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeR
     add(rows, "Last Refresh Type", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("none"));
     add(rows, "Last Refresh Reason", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_REASON)).orElse(null));
     add(rows, "Storage Snapshot", last.map(s -> Long.toString(s.snapshotId())).orElse(null));
+    if (!mv.expectations().isEmpty()) {
+      add(rows, "Expectations", mv.expectations().stream()
+          .map(e -> "CONSTRAINT " + e.name() + " EXPECT (" + e.expression() + ")"
+              + (e.onViolation() == io.floe.mv.OnViolation.KEEP ? "" : " ON VIOLATION " + e.onViolation().name().replace('_', ' ')))
+          .collect(java.util.stream.Collectors.joining(", ")));
+      add(rows, "Last Refresh Expectations", last
+          .map(s -> s.summary().get(io.floe.refresh.ExpectationResultParser.SUMMARY_KEY))
+          .map(json -> io.floe.refresh.ExpectationResultParser.fromJson(json).stream()
+              .map(io.floe.refresh.ExpectationResult::describe)
+              .collect(java.util.stream.Collectors.joining("; ")))
+          .orElse("none"));
+    }
     add(rows, "Freshness", new FreshnessCheck(catalog).evaluate(mv).describe());
     add(rows, "Sources", String.join(", ", mv.sourceNames()));
     state.ifPresent(

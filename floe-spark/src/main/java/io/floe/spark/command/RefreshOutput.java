@@ -33,7 +33,8 @@ final class RefreshOutput {
         FloeCommand.column("snapshot_id", DataTypes.LongType),
         FloeCommand.stringColumn("status"),
         FloeCommand.column("attempts", DataTypes.IntegerType),
-        FloeCommand.stringColumn("warnings"));
+        FloeCommand.stringColumn("warnings"),
+        FloeCommand.stringColumn("expectations"));
   }
 
   static Row row(RefreshResult result) {
@@ -49,7 +50,10 @@ final class RefreshOutput {
         result.storageSnapshotId(),
         RefreshStatus.SUCCEEDED.name(),
         result.attempts(),
-        result.warnings().isEmpty() ? null : String.join("; ", result.warnings()));
+        result.warnings().isEmpty() ? null : String.join("; ", result.warnings()),
+        result.expectations().isEmpty()
+            ? null
+            : result.expectations().stream().map(e -> e.describe()).collect(Collectors.joining("; ")));
   }
 
   /** The row of one view of a graph refresh: its result, or why it failed or was skipped. */
@@ -59,7 +63,7 @@ final class RefreshOutput {
     }
     return RowFactory.create(
         outcome.materializedView(), null, outcome.message(), null, null, null, null, null, null,
-        outcome.status().name(), null, null);
+        outcome.status().name(), null, null, null);
   }
 
   /** {@code db.trips 12 → 15, db.silver v1} for the sources a refresh read. */

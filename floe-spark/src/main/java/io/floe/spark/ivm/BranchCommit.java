@@ -9,32 +9,37 @@ import org.apache.iceberg.exceptions.CommitFailedException;
  * Commits a row-level change to a storage table exactly once. The change is written to a private
  * branch created at the snapshot the refresh read; main is then fast-forwarded to it, which Iceberg
  * refuses when main has moved since (another refresh won the race), so a delta computed against
- * one state is never applied to another. The branch is removed either way.
+ * one state is never applied to another. Ingestion commits new files' rows the same way. The branch is removed either way.
  */
-final class BranchCommit implements AutoCloseable {
+public final class BranchCommit implements AutoCloseable {
   private final Table table;
   private final String branch;
   private final long baseSnapshotId;
 
   /** Creates the branch at {@code baseSnapshotId}. */
   BranchCommit(Table table, long baseSnapshotId) {
+    this(table, baseSnapshotId, "floe_refresh_");
+  }
+
+  /** Creates a branch named {@code prefix} and a random suffix at {@code baseSnapshotId}. */
+  public BranchCommit(Table table, long baseSnapshotId, String prefix) {
     this.table = table;
     this.baseSnapshotId = baseSnapshotId;
-    this.branch = "floe_refresh_" + UUID.randomUUID().toString().replace("-", "");
+    this.branch = prefix + UUID.randomUUID().toString().replace("-", "");
     table.manageSnapshots().createBranch(branch, baseSnapshotId).commit();
   }
 
-  String branch() {
+  public String branch() {
     return branch;
   }
 
   /** The Spark name of the branch for a table named {@code quotedTable}. */
-  String sparkName(String quotedTable) {
+  public String sparkName(String quotedTable) {
     return quotedTable + ".`branch_" + branch + "`";
   }
 
   /** Makes the branch's head main's head; fails if main moved since the branch was created. */
-  long publish() {
+  public long publish() {
     table.refresh();
     if (table.currentSnapshot() == null || table.currentSnapshot().snapshotId() != baseSnapshotId) {
       throw new CommitFailedException(

@@ -12,7 +12,10 @@ import static org.apache.spark.sql.functions.xxhash64;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
+import io.floe.refresh.ExpectationResult;
+import io.floe.refresh.ExpectationResultParser;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.refresh.ExpectationCheck;
 import io.floe.spark.Scala;
 import io.floe.spark.capture.CapturedChange;
 import io.floe.spark.capture.ChangeCapture;
@@ -54,7 +57,13 @@ public final class IncrementalRefresh {
   public sealed interface Outcome permits Applied, Fallback {}
 
   /** The change was committed as {@code snapshotId}. */
-  public record Applied(Map<String, Long> rowsRead, long rowsWritten, long rowsRemoved, long snapshotId, String reason)
+  public record Applied(
+      Map<String, Long> rowsRead,
+      long rowsWritten,
+      long rowsRemoved,
+      long snapshotId,
+      String reason,
+      List<ExpectationResult> expectations)
       implements Outcome {}
 
   /** Incremental refresh is impossible here; a full refresh must run, for this reason. */
@@ -130,10 +139,12 @@ public final class IncrementalRefresh {
       moved.add(i);
       zsets.add(logicalRows(delta.zset(), source));
     }
+    ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {
-      long snapshot = commitStateOnly(storage, readSnapshot, stateJson);
+      List<ExpectationResult> none = check.nothingEvaluated();
+      long snapshot = commitStateOnly(storage, readSnapshot, stateJson, none);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
-      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", operations) + ")");
+      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", operations) + ")", none);
     }
 
     String suffix = UUID.randomUUID().toString().replace("-", "");
@@ -142,7 +153,11 @@ public final class IncrementalRefresh {
     try {
       long[] counts;
       String merge;
+      List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.KEYED) {
+        if (!check.isEmpty()) {
+          return new Fallback("expectations of a view whose rows are recomputed by key are checked by a full refresh");
+        }
         List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
         KeyedRecompute.Change change =
             new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead);
@@ -152,8 +167,8 @@ public final class IncrementalRefresh {
         change.rows().get().createOrReplaceTempView(changes);
         counts = linearCounts(change.rows().get());
         merge = linearMerge(mv, changes);
-        long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL);
-        return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations));
+        long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
+        return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
       }
       LogicalPlan definition = shape.augmentedParsed().orElseThrow();
       List<Dataset<Row>> fromInserted = new ArrayList<>();
@@ -170,7 +185,18 @@ public final class IncrementalRefresh {
         fromDeleted.add(term(mv, definition, sources, oldSources, changed, deleted));
       }
       if (shape.kind() == DefinitionShape.Kind.LINEAR) {
-        Dataset<Row> rows = linearChange(mv, unionAll(fromInserted), unionAll(fromDeleted));
+        Dataset<Row> inserted = unionAll(fromInserted);
+        Dataset<Row> deleted = unionAll(fromDeleted);
+        if (!check.isEmpty()) {
+          // Constraints are judged on the rows the change brings in; DROP ROW filters both sides
+          // alike, so a dropped row's later deletion cancels nothing that was stored.
+          inserted = inserted.localCheckpoint(true);
+          expectations = check.evaluate(inserted);
+          check.quarantine(inserted, System.currentTimeMillis(), false);
+          inserted = check.keepPassing(inserted);
+          deleted = check.keepPassing(deleted);
+        }
+        Dataset<Row> rows = linearChange(mv, inserted, deleted);
         rows.createOrReplaceTempView(changes);
         counts = linearCounts(rows);
         merge = linearMerge(mv, changes);
@@ -181,8 +207,8 @@ public final class IncrementalRefresh {
         counts = groupCounts(rows);
         merge = groupMerge(mv, shape, changes);
       }
-      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL);
-      return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations));
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
+      return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
@@ -500,8 +526,10 @@ public final class IncrementalRefresh {
 
   // Commits.
 
-  private long commitMerge(MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, String stateJson, ChangeKind kind) {
-    Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase());
+  private long commitMerge(
+      MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, String stateJson, ChangeKind kind,
+      List<ExpectationResult> expectations) {
+    Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase(), expectations);
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       String target = commit.sparkName(mv.storageName().quoted());
@@ -517,17 +545,21 @@ public final class IncrementalRefresh {
   }
 
   /** Records the new source states without changing any row: the sources moved, their data did not. */
-  private static long commitStateOnly(Table storage, Snapshot readSnapshot, String stateJson) {
+  private static long commitStateOnly(
+      Table storage, Snapshot readSnapshot, String stateJson, List<ExpectationResult> expectations) {
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       var append = storage.newAppend().toBranch(commit.branch());
-      summary(stateJson, "incremental: no data change").forEach(append::set);
+      summary(stateJson, "incremental: no data change", expectations).forEach(append::set);
       append.commit();
       return commit.publish();
     }
   }
 
-  private static Map<String, String> summary(String stateJson, String reason) {
+  private static Map<String, String> summary(String stateJson, String reason, List<ExpectationResult> expectations) {
     Map<String, String> properties = new LinkedHashMap<>();
+    if (!expectations.isEmpty()) {
+      properties.put(ExpectationResultParser.SUMMARY_KEY, ExpectationResultParser.toJson(expectations));
+    }
     properties.put(RefreshState.SUMMARY_KEY, stateJson);
     properties.put(MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.INCREMENTAL.name());
     properties.put(MaterializedViewProperties.SUMMARY_REFRESH_REASON, reason);

@@ -124,6 +124,12 @@ public final class MaterializedView {
     return policy == null ? RefreshPolicy.AUTO : RefreshPolicy.valueOf(policy);
   }
 
+  /** The view's {@code CONSTRAINT ... EXPECT} data-quality expectations, in declaration order. */
+  public List<io.floe.sql.Expectation> expectations() {
+    String json = view.properties().get(io.floe.mv.ExpectationsParser.PROPERTY);
+    return json == null ? List.of() : io.floe.mv.ExpectationsParser.fromJson(json);
+  }
+
   public boolean managed() {
     return Boolean.parseBoolean(view.properties().get(MaterializedViewProperties.MANAGED));
   }

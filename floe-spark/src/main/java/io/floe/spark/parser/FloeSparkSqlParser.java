@@ -4,11 +4,13 @@ import io.floe.FloeException;
 import io.floe.spark.Scala;
 import io.floe.spark.command.AlterMaterializedViewCommand;
 import io.floe.spark.command.CreateMaterializedViewCommand;
+import io.floe.spark.command.CreateStreamingTableCommand;
 import io.floe.spark.command.DescribeMaterializedViewCommand;
 import io.floe.spark.command.DropMaterializedViewCommand;
 import io.floe.spark.command.DropTableCommand;
 import io.floe.spark.command.ExplainRefreshCommand;
 import io.floe.spark.command.RefreshMaterializedViewCommand;
+import io.floe.spark.command.RefreshStreamingTableCommand;
 import io.floe.spark.command.ShowMaterializedViewPropertiesCommand;
 import io.floe.spark.command.ShowMaterializedViewsCommand;
 import io.floe.spark.command.ShowRefreshesCommand;
@@ -16,6 +18,7 @@ import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.sql.AlterMaterializedView;
 import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.CreateStreamingTable;
 import io.floe.sql.DescribeRelation;
 import io.floe.sql.DropMaterializedView;
 import io.floe.sql.DropTable;
@@ -24,6 +27,7 @@ import io.floe.sql.FloeStatement;
 import io.floe.sql.FloeStatementParser;
 import io.floe.sql.QualifiedName;
 import io.floe.sql.RefreshMaterializedView;
+import io.floe.sql.RefreshStreamingTable;
 import io.floe.sql.ShowMaterializedViews;
 import io.floe.sql.ShowRefreshes;
 import io.floe.sql.ShowTableProperties;
@@ -79,6 +83,10 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return Optional.of(new CreateMaterializedViewCommand((CreateMaterializedView) statement));
     } else if (statement instanceof RefreshMaterializedView) {
       return Optional.of(new RefreshMaterializedViewCommand((RefreshMaterializedView) statement));
+    } else if (statement instanceof CreateStreamingTable) {
+      return Optional.of(new CreateStreamingTableCommand((CreateStreamingTable) statement));
+    } else if (statement instanceof RefreshStreamingTable) {
+      return Optional.of(new RefreshStreamingTableCommand((RefreshStreamingTable) statement));
     } else if (statement instanceof DropMaterializedView) {
       return Optional.of(new DropMaterializedViewCommand((DropMaterializedView) statement));
     } else if (statement instanceof AlterMaterializedView) {

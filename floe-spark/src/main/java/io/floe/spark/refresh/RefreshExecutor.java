@@ -5,6 +5,8 @@ import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.mv.SourceState;
+import io.floe.refresh.ExpectationResult;
+import io.floe.refresh.ExpectationResultParser;
 import io.floe.refresh.RefreshRecord;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshRun;
@@ -216,13 +218,20 @@ public final class RefreshExecutor {
               applied.rowsRemoved(),
               start,
               System.currentTimeMillis() - start,
-              applied.snapshotId());
+              applied.snapshotId(),
+              1,
+              List.of(),
+              applied.expectations());
         }
         reason = ((IncrementalRefresh.Fallback) outcome).reason();
       }
     }
     String fullReason = reason;
-    Dataset<Row> rows = storageRows(mv, shape, pinned, definition);
+    ExpectationCheck check = new ExpectationCheck(mv);
+    Dataset<Row> viewRows = definition.toDF(mv.viewColumns().toArray(new String[0]));
+    List<ExpectationResult> expectationCounts = check.evaluate(viewRows);
+    Dataset<Row> computed = storageRows(mv, shape, pinned, definition);
+    org.apache.spark.sql.Dataset<Row> rows = check.dropsRows() ? check.keepPassing(computed) : computed;
 
     String storageName = mv.storageName().quoted();
     StorageWriteGuard.allowWritesTo(
@@ -233,6 +242,10 @@ public final class RefreshExecutor {
                   .option("snapshot-property." + RefreshState.SUMMARY_KEY, stateJson)
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.FULL.name())
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, fullReason);
+          if (!expectationCounts.isEmpty()) {
+            writer = writer.option(
+                "snapshot-property." + ExpectationResultParser.SUMMARY_KEY, ExpectationResultParser.toJson(expectationCounts));
+          }
           if (readSnapshot.isPresent()) {
             writer =
                 writer
@@ -252,6 +265,7 @@ public final class RefreshExecutor {
     if (committed == null || !stateJson.equals(committed.summary().get(RefreshState.SUMMARY_KEY))) {
       committed = findCommitted(storage, stateJson);
     }
+    check.quarantine(viewRows, start, true);
     Map<String, Long> rowsRead = new LinkedHashMap<>();
     for (Source source : pinned.sources()) {
       rowsRead.put(source.name().toString(), source.totalRecords());
@@ -267,7 +281,10 @@ public final class RefreshExecutor {
         summaryCount(committed, "deleted-records"),
         start,
         System.currentTimeMillis() - start,
-        committed.snapshotId());
+        committed.snapshotId(),
+        1,
+        List.of(),
+        expectationCounts);
   }
 
   /**
@@ -371,6 +388,9 @@ public final class RefreshExecutor {
     }
     if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
       return Optional.of(shape.reason());
+    }
+    if (!mv.expectations().isEmpty() && shape.kind() != DefinitionShape.Kind.LINEAR) {
+      return Optional.of("expectations on a GROUP BY or DISTINCT definition are evaluated by a full refresh");
     }
     if (mv.layout() != shape.layout()) {
       return Optional.of("the storage table was created for full refreshes (" + mv.layout() + " layout)");

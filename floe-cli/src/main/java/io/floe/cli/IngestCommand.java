@@ -1,0 +1,76 @@
+package io.floe.cli;
+
+import io.floe.cli.output.OutputFormat;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code floe ingest PATH --into TABLE}: a shortcut for {@code CREATE OR REFRESH STREAMING TABLE TABLE AS
+ * SELECT * FROM STREAM read_files('PATH', ...)}; the first run creates the table, later runs load new files only.
+ */
+@Command(
+    name = "ingest",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Load the files of PATH that TABLE has not loaded yet into the streaming table TABLE, creating it on",
+      "the first run: CREATE OR REFRESH STREAMING TABLE TABLE AS SELECT * FROM STREAM read_files('PATH')."
+    })
+final class IngestCommand implements Callable<Integer> {
+  @Mixin LakehouseOptions lakehouse = new LakehouseOptions();
+
+  @Spec CommandSpec spec;
+
+  @Parameters(index = "0", paramLabel = "PATH", description = "A folder (or file) of JSON lines, CSV or Parquet files.")
+  String path;
+
+  @Option(names = "--into", required = true, paramLabel = "TABLE", description = "The streaming table, e.g. bronze.orders.")
+  String table;
+
+  @Option(
+      names = "--format",
+      paramLabel = "FORMAT",
+      description = "json (JSON lines), csv or parquet (default: from PATH's extension, else json).")
+  String format;
+
+  @Option(names = "--option", paramLabel = "KEY=VALUE", description = "A reader option for read_files (repeatable).")
+  Map<String, String> options = new LinkedHashMap<>();
+
+  @Option(names = "--no-timing", description = "Do not print row counts and times.")
+  boolean noTiming;
+
+  @Override
+  public Integer call() {
+    Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
+    SparkSession spark = lakehouse.startSession(warehouse);
+    StatementRunner runner =
+        new StatementRunner(spark, spec.commandLine().getOut(), spec.commandLine().getErr(), OutputFormat.TABLE, !noTiming);
+    return runner.run(statement()) ? 0 : 1;
+  }
+
+  /** The statement the shortcut runs. */
+  String statement() {
+    StringBuilder args = new StringBuilder(literal(isUri(path) ? path : Path.of(path).toAbsolutePath().toString()));
+    if (format != null) {
+      args.append(", format => ").append(literal(format));
+    }
+    options.forEach((key, value) -> args.append(", ").append(key).append(" => ").append(literal(value)));
+    return "CREATE OR REFRESH STREAMING TABLE " + table + " AS SELECT * FROM STREAM read_files(" + args + ")";
+  }
+
+  private static boolean isUri(String path) {
+    return path.matches("^[a-zA-Z][a-zA-Z0-9+.-]*://.*");
+  }
+
+  private static String literal(String text) {
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
+  }
+}
