@@ -70,6 +70,13 @@ public final class HistoryAppendBenchmark {
       millis.add((System.nanoTime() - started) / 1e6);
     }
 
+    org.apache.iceberg.Table table = history.loadOrCreate();
+    int snapshotsKept = 0;
+    for (org.apache.iceberg.Snapshot ignored : table.snapshots()) {
+      snapshotsKept++;
+    }
+    long rows = Long.parseLong(table.currentSnapshot().summary().get("total-records"));
+
     List<Double> warm = new ArrayList<>(millis.subList(1, millis.size()));
     Collections.sort(warm);
     String report =
@@ -78,7 +85,9 @@ public final class HistoryAppendBenchmark {
                 + "appends: %d to one history table (embedded SQLite JDBC catalog, local files), one commit each%n"
                 + "first append (creates namespace and table): %.1f ms%n"
                 + "later appends: median %.1f ms, p90 %.1f ms, max %.1f ms%n"
-                + "first 20 later appends mean %.1f ms, last 20 mean %.1f ms (metadata grows by one snapshot per append)%n",
+                + "first 20 later appends mean %.1f ms, last 20 mean %.1f ms%n"
+                + "at the end: %d rows, %d snapshots kept (old ones expire every 100 appends)%n"
+                + "machine load average at the end: %s%n",
             LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME),
             appends,
             millis.get(0),
@@ -86,7 +95,10 @@ public final class HistoryAppendBenchmark {
             percentile(warm, 0.9),
             warm.get(warm.size() - 1),
             mean(millis.subList(1, Math.min(21, millis.size()))),
-            mean(millis.subList(Math.max(1, millis.size() - 20), millis.size())));
+            mean(millis.subList(Math.max(1, millis.size() - 20), millis.size())),
+            rows,
+            snapshotsKept,
+            Files.exists(Paths.get("/proc/loadavg")) ? Files.readString(Paths.get("/proc/loadavg")).trim() : "unknown");
     System.out.print(report);
     Files.createDirectories(resultsDir);
     String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
