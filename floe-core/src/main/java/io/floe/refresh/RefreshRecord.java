@@ -13,6 +13,8 @@ import java.util.UUID;
  * @param refreshId unique per refresh
  * @param refreshType null unless the refresh succeeded
  * @param error the failure's message, null unless it failed
+ * @param expectations the counts of the view's expectations, empty when it declares none or the
+ *     refresh did not succeed
  */
 public record RefreshRecord(
     String runId,
@@ -31,7 +33,8 @@ public record RefreshRecord(
     Long rowsRead,
     Long rowsWritten,
     Long rowsRemoved,
-    Long storageSnapshotId) {
+    Long storageSnapshotId,
+    List<ExpectationResult> expectations) {
 
   public RefreshRecord {
     Objects.requireNonNull(runId, "runId");
@@ -41,6 +44,7 @@ public record RefreshRecord(
     Objects.requireNonNull(status, "status");
     sourcesBefore = sourcesBefore == null ? null : List.copyOf(sourcesBefore);
     sourcesAfter = sourcesAfter == null ? null : List.copyOf(sourcesAfter);
+    expectations = expectations == null ? List.of() : List.copyOf(expectations);
   }
 
   public long durationMs() {
@@ -69,7 +73,8 @@ public record RefreshRecord(
         result.rowsRead(),
         result.rowsWritten(),
         result.rowsRemoved(),
-        result.storageSnapshotId());
+        result.storageSnapshotId(),
+        result.expectations());
   }
 
   /** The record of a refresh that failed after {@code attempts} attempts. */
@@ -77,13 +82,13 @@ public record RefreshRecord(
       RefreshRun run, String materializedView, long startedAtMs, long endedAtMs, int attempts, String error) {
     return new RefreshRecord(
         run.runId(), UUID.randomUUID().toString(), materializedView, run.trigger(), startedAtMs, endedAtMs,
-        null, null, RefreshStatus.FAILED, error, attempts, null, null, null, null, null, null);
+        null, null, RefreshStatus.FAILED, error, attempts, null, null, null, null, null, null, List.of());
   }
 
   /** The record of a refresh not attempted, with the reason. */
   public static RefreshRecord skipped(RefreshRun run, String materializedView, long atMs, String reason) {
     return new RefreshRecord(
         run.runId(), UUID.randomUUID().toString(), materializedView, run.trigger(), atMs, atMs,
-        null, reason, RefreshStatus.SKIPPED, null, 0, null, null, null, null, null, null);
+        null, reason, RefreshStatus.SKIPPED, null, 0, null, null, null, null, null, null, List.of());
   }
 }

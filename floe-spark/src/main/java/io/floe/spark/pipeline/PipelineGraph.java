@@ -9,6 +9,8 @@ import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
 import io.floe.spark.refresh.SourcePinning;
 import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.CreateStreamingTable;
+import io.floe.sql.FileSource;
 import io.floe.sql.FloeStatement;
 import io.floe.sql.FloeStatementParser;
 import io.floe.sql.QualifiedName;
@@ -215,11 +217,49 @@ public final class PipelineGraph {
         pending.add(new PendingDefinition(statement, create, useCatalog, useNamespace));
         return;
       }
+      if (parsed.isPresent() && parsed.get() instanceof CreateStreamingTable create) {
+        addStreamingTable(statement, create, useCatalog, useNamespace);
+        return;
+      }
       problem(
           statement,
           "",
-          "a pipeline file holds dataset definitions (CREATE MATERIALIZED VIEW, CREATE TEMPORARY VIEW) and SET or USE"
-              + " statements; this one starts with '" + firstWords(statement.sql()) + "'");
+          "a pipeline file holds dataset definitions (CREATE MATERIALIZED VIEW, CREATE STREAMING TABLE,"
+              + " CREATE TEMPORARY VIEW) and SET or USE statements; this one starts with '"
+              + firstWords(statement.sql()) + "'");
+    }
+
+    /** A streaming table reads files; a relative folder is relative to the project folder. */
+    private void addStreamingTable(
+        PipelineStatement statement, CreateStreamingTable create, String useCatalog, List<String> useNamespace) {
+      ResolvedName name;
+      try {
+        name = catalog.resolve(create.name().parts(), useCatalog, useNamespace);
+      } catch (RuntimeException e) {
+        problem(statement, create.name().toString(), e.getMessage());
+        return;
+      }
+      String key = name.toString();
+      if (datasets.containsKey(key)) {
+        problem(statement, key, "defined twice (also at " + datasets.get(key).statement().location() + ")");
+        return;
+      }
+      FileSource source = create.source();
+      String path = source.path();
+      if (!path.contains(":") && !java.nio.file.Paths.get(path).isAbsolute()) {
+        path = project.spec().root().resolve(path).normalize().toString();
+      }
+      CreateStreamingTable resolved =
+          new CreateStreamingTable(
+              create.name(), true, false, create.comment(), create.tableProperties(),
+              new FileSource(path, source.format(), source.options()));
+      String canonical = String.join("\n", key, path, source.format(), source.options().toString(),
+          create.comment().orElse(""), create.tableProperties().toString());
+      datasets.put(
+          key,
+          new PipelineDataset(
+              key, PipelineDataset.Kind.STREAMING_TABLE, statement, resolved, useCatalog, useNamespace, List.of(),
+              digest(canonical)));
     }
 
     private void addDataset(PendingDefinition pendingDefinition) {
@@ -257,7 +297,7 @@ public final class PipelineGraph {
       datasets.put(
           key,
           new PipelineDataset(
-              key, statement, inlined, pendingDefinition.catalog(), pendingDefinition.namespace(), sources,
+              key, PipelineDataset.Kind.MATERIALIZED_VIEW, statement, inlined, pendingDefinition.catalog(), pendingDefinition.namespace(), sources,
               hash(key, inlined, pendingDefinition.catalog(), pendingDefinition.namespace())));
     }
 
@@ -347,6 +387,10 @@ public final class PipelineGraph {
             create.schedule().map(Object::toString).orElse(""),
             create.refreshPolicy().map(Object::toString).orElse(""),
             create.query().trim().replaceAll("\\s+", " "));
+    return digest(canonical);
+  }
+
+  private static String digest(String canonical) {
     try {
       byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(digest);

@@ -7,7 +7,16 @@ import io.floe.spark.command.CreateMaterializedViewCommand;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
-import io.floe.spark.refresh.RefreshExecutor;
+import io.floe.refresh.RefreshOutcome;
+import io.floe.refresh.RefreshRun;
+import io.floe.refresh.RefreshStatus;
+import io.floe.refresh.RefreshTrigger;
+import io.floe.spark.ingest.FileIngestion;
+import io.floe.spark.ingest.IngestResult;
+import io.floe.spark.refresh.GraphRefresh;
+import io.floe.spark.refresh.GraphRefreshResult;
+import io.floe.spark.refresh.RefreshListener;
+import java.util.Locale;
 import io.floe.sql.CreateMaterializedView;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -114,7 +123,8 @@ public final class PipelineRun {
       Map<String, DatasetOutcome> outcomes = new LinkedHashMap<>();
       graph.datasets().keySet().forEach(name -> emit(name, PipelineEvent.State.PENDING, ""));
       MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-      String runId = UUID.randomUUID().toString();
+      RefreshRun refreshRun = RefreshRun.start(RefreshTrigger.PIPELINE);
+      Map<String, PipelineEvent.State> applied = new LinkedHashMap<>();
       for (PipelineDataset dataset : graph.inOrder()) {
         Optional<String> blocked = blockedBy(dataset, outcomes);
         if (blocked.isPresent()) {
@@ -122,25 +132,18 @@ public final class PipelineRun {
           continue;
         }
         try {
-          PipelineEvent.State applied = apply(catalog, dataset);
-          boolean refreshIt = selected.contains(dataset.name()) || applied != PipelineEvent.State.UNCHANGED;
-          if (!refreshIt) {
-            outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), applied, Optional.empty(), ""));
-            emit(dataset.name(), applied, "not selected for refresh");
-            continue;
+          if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
+            ingest(dataset, selected.contains(dataset.name()), outcomes);
+          } else {
+            applied.put(dataset.name(), apply(catalog, dataset));
           }
-          emit(dataset.name(), PipelineEvent.State.REFRESHING, "");
-          RefreshResult result = refresh(catalog, dataset, full.contains(dataset.name()), runId);
-          String detail = result.type() + " in " + result.durationMs() + " ms, " + result.rowsRead() + " rows read, "
-              + result.rowsWritten() + " written, " + result.rowsRemoved() + " removed";
-          outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.REFRESHED, Optional.of(result), applied == PipelineEvent.State.UNCHANGED ? detail : applied.name().toLowerCase() + "; " + detail));
-          emit(dataset.name(), PipelineEvent.State.REFRESHED, outcomes.get(dataset.name()).detail());
         } catch (RuntimeException e) {
           LOG.error("Pipeline {}: dataset {} failed", project.spec().name(), dataset.name(), e);
           outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.FAILED, Optional.empty(), e.getMessage()));
           emit(dataset.name(), PipelineEvent.State.FAILED, e.getMessage());
         }
       }
+      refreshViews(catalog, graph, applied, selected, full, refreshRun, outcomes);
       removed(catalog, graph, outcomes);
       return new PipelineRunResult(project.spec().name(), new ArrayList<>(outcomes.values()), System.currentTimeMillis() - start);
     } finally {
@@ -150,7 +153,7 @@ public final class PipelineRun {
 
   /** Creates or replaces the dataset's materialized view as needed; returns what it did. */
   private PipelineEvent.State apply(MaterializedViewCatalog catalog, PipelineDataset dataset) {
-    ResolvedName name = catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    ResolvedName name = resolve(catalog, dataset);
     Optional<MaterializedView> existing = catalog.load(name);
     if (existing.isPresent()) {
       String owner = existing.get().properties().get(PIPELINE);
@@ -165,7 +168,7 @@ public final class PipelineRun {
       }
     }
     emit(dataset.name(), PipelineEvent.State.CREATING, existing.isPresent() ? "definition changed" : "");
-    CreateMaterializedView create = dataset.definition();
+    CreateMaterializedView create = dataset.materializedView();
     CreateMaterializedView statement =
         new CreateMaterializedView(
             create.name(), existing.isPresent(), false, create.managed(), create.columns(), create.expectations(),
@@ -183,22 +186,86 @@ public final class PipelineRun {
     return state;
   }
 
-  private RefreshResult refresh(MaterializedViewCatalog catalog, PipelineDataset dataset, boolean full, String runId) {
-    MaterializedView mv =
-        catalog.loadExisting(
-            catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace()),
-            "refresh");
-    var context = spark.sparkContext();
-    String previousTrigger = context.getLocalProperty("floe.refresh.trigger");
-    String previousRun = context.getLocalProperty("floe.refresh.run-id");
-    context.setLocalProperty("floe.refresh.trigger", "pipeline");
-    context.setLocalProperty("floe.refresh.run-id", runId);
-    try {
-      return new RefreshExecutor(spark).refresh(mv, full);
-    } finally {
-      context.setLocalProperty("floe.refresh.trigger", previousTrigger);
-      context.setLocalProperty("floe.refresh.run-id", previousRun);
+  /**
+   * Refreshes the selected views, and every view whose definition is new, as one graph: one pin of
+   * the sources for all of them, independent branches in parallel, readers of a failure skipped.
+   */
+  private void refreshViews(
+      MaterializedViewCatalog catalog,
+      PipelineGraph graph,
+      Map<String, PipelineEvent.State> applied,
+      Set<String> selected,
+      Set<String> full,
+      RefreshRun refreshRun,
+      Map<String, DatasetOutcome> outcomes) {
+    List<MaterializedView> targets = new ArrayList<>();
+    for (Map.Entry<String, PipelineEvent.State> entry : applied.entrySet()) {
+      String name = entry.getKey();
+      if (selected.contains(name) || entry.getValue() != PipelineEvent.State.UNCHANGED) {
+        PipelineDataset dataset = graph.datasets().get(name);
+        targets.add(catalog.loadExisting(resolve(catalog, dataset), "refresh"));
+      } else {
+        outcomes.put(name, new DatasetOutcome(name, entry.getValue(), Optional.empty(), "not selected for refresh"));
+        emit(name, entry.getValue(), "not selected for refresh");
+      }
     }
+    if (targets.isEmpty()) {
+      return;
+    }
+    GraphRefreshResult result =
+        GraphRefresh.of(spark)
+            .targets(targets)
+            .downstream(false)
+            .fullRefreshOf(full)
+            .run(refreshRun)
+            .listener(new RefreshListener() {
+              @Override
+              public void started(String materializedView) {
+                emit(materializedView, PipelineEvent.State.REFRESHING, "");
+              }
+            })
+            .refresh();
+    for (RefreshOutcome outcome : result.outcomes()) {
+      String name = outcome.materializedView();
+      PipelineEvent.State before = applied.getOrDefault(name, PipelineEvent.State.UNCHANGED);
+      DatasetOutcome done;
+      if (outcome.status() == RefreshStatus.SUCCEEDED) {
+        RefreshResult refresh = outcome.result();
+        String detail = refresh.type() + " in " + refresh.durationMs() + " ms, " + refresh.rowsRead() + " rows read, "
+            + refresh.rowsWritten() + " written, " + refresh.rowsRemoved() + " removed";
+        done = new DatasetOutcome(name, PipelineEvent.State.REFRESHED, Optional.of(refresh),
+            before == PipelineEvent.State.UNCHANGED ? detail : before.name().toLowerCase(Locale.ROOT) + "; " + detail);
+      } else {
+        PipelineEvent.State state =
+            outcome.status() == RefreshStatus.FAILED ? PipelineEvent.State.FAILED : PipelineEvent.State.SKIPPED;
+        done = new DatasetOutcome(name, state, Optional.empty(), outcome.message());
+      }
+      outcomes.put(name, done);
+      emit(name, done.state(), done.detail());
+    }
+  }
+
+  /** Creates the streaming table when missing and loads its new files (when selected). */
+  private void ingest(PipelineDataset dataset, boolean selected, Map<String, DatasetOutcome> outcomes) {
+    if (!selected) {
+      outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.UNCHANGED, Optional.empty(), "not selected for refresh"));
+      emit(dataset.name(), PipelineEvent.State.UNCHANGED, "not selected for refresh");
+      return;
+    }
+    emit(dataset.name(), PipelineEvent.State.REFRESHING, "loading new files");
+    Optional<IngestResult>[] result = new Optional[1];
+    inContext(dataset, () -> result[0] = new FileIngestion(spark).create(dataset.streamingTable()));
+    String detail =
+        result[0].map(r -> "loaded " + r.filesLoaded() + " new file" + (r.filesLoaded() == 1 ? "" : "s") + ", "
+                + r.rowsLoaded() + " rows (" + r.rowsRescued() + " rescued) in " + r.durationMs() + " ms"
+                + (r.warnings().isEmpty() ? "" : "; warnings: " + String.join("; ", r.warnings())))
+            .orElse("up to date");
+    outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.REFRESHED, Optional.empty(), detail));
+    emit(dataset.name(), PipelineEvent.State.REFRESHED, detail);
+  }
+
+  private static ResolvedName resolve(MaterializedViewCatalog catalog, PipelineDataset dataset) {
+    return catalog.resolve(dataset.materializedView().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
   }
 
   /** Reports (and with prune, drops) this pipeline's materialized views the project no longer defines. */
@@ -206,7 +273,10 @@ public final class PipelineRun {
     // Only the namespaces the pipeline writes to: a pipeline of the same name elsewhere is another pipeline.
     Map<String, ResolvedName> namespaces = new LinkedHashMap<>();
     for (PipelineDataset dataset : graph.datasets().values()) {
-      ResolvedName name = catalog.resolve(dataset.definition().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+      if (dataset.kind() != PipelineDataset.Kind.MATERIALIZED_VIEW) {
+        continue;
+      }
+      ResolvedName name = resolve(catalog, dataset);
       namespaces.putIfAbsent(name.catalogName() + "." + name.identifier().namespace(), name);
     }
     for (ResolvedName place : namespaces.values()) {

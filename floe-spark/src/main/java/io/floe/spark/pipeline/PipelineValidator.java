@@ -25,9 +25,34 @@ import io.floe.spark.Scala;
  */
 public final class PipelineValidator {
   private final SparkSession spark;
+  private final Set<String> unchecked = new java.util.LinkedHashSet<>();
 
   public PipelineValidator(SparkSession spark) {
     this.spark = spark;
+  }
+
+  /**
+   * The datasets the last validation could not analyse because they read a streaming table that
+   * does not exist yet (its columns come from its files on the first run).
+   */
+  public Set<String> unchecked() {
+    return Set.copyOf(unchecked);
+  }
+
+  private boolean exists(PipelineDataset dataset) {
+    io.floe.spark.mv.ResolvedName name =
+        new io.floe.spark.mv.MaterializedViewCatalog(spark)
+            .resolve(dataset.streamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    return name.catalog().tableExists(name.identifier());
+  }
+
+  private java.util.Optional<PipelineProblem> checkFolder(PipelineDataset dataset) {
+    String path = dataset.streamingTable().source().path();
+    if (!path.contains(":") && !java.nio.file.Files.exists(java.nio.file.Paths.get(path))) {
+      return java.util.Optional.of(
+          new PipelineProblem(dataset.statement().location(), dataset.name(), "folder " + path + " does not exist"));
+    }
+    return java.util.Optional.empty();
   }
 
   /** All problems of {@code graph}; empty when the pipeline can run. */
@@ -37,6 +62,8 @@ public final class PipelineValidator {
       return problems;
     }
     Set<String> failed = new HashSet<>();
+    unchecked.clear();
+    Set<String> inCatalog = new HashSet<>();
     graph.problems().forEach(p -> failed.add(p.dataset()));
     Map<String, LogicalPlan> analyzed = new HashMap<>();
     SourcePinning pinning = new SourcePinning(spark);
@@ -51,8 +78,29 @@ public final class PipelineValidator {
                 "not checked: it reads " + String.join(", ", blockedBy) + ", which has problems"));
         continue;
       }
+      if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
+        checkFolder(dataset).ifPresent(problem -> {
+          failed.add(dataset.name());
+          problems.add(problem);
+        });
+        if (exists(dataset)) {
+          inCatalog.add(dataset.name());
+        }
+        continue;
+      }
+      List<String> notYetCreated =
+          dataset.sources().stream()
+              .filter(source -> graph.datasets().containsKey(source))
+              .filter(source -> !analyzed.containsKey(source) && !inCatalog.contains(source))
+              .toList();
+      if (!notYetCreated.isEmpty()) {
+        // A streaming table's columns come from its files; until its first run there is nothing
+        // to analyse against, and reading the files is what a dry run must not do.
+        unchecked.add(dataset.name());
+        continue;
+      }
       try {
-        LogicalPlan parsed = pinning.parse(dataset.definition().query());
+        LogicalPlan parsed = pinning.parse(dataset.materializedView().query());
         DefinitionValidator.checkClauses(dataset.name(), parsed);
         LogicalPlan plan =
             pinning.substitute(

@@ -73,7 +73,8 @@ public final class RefreshHistory {
           required(15, "run_id", Types.StringType.get()),
           required(16, "refresh_id", Types.StringType.get()),
           optional(17, "sources_before", Types.StringType.get()),
-          optional(18, "sources_after", Types.StringType.get()));
+          optional(18, "sources_after", Types.StringType.get()),
+          optional(19, "expectations", Types.StringType.get()));
 
   private static final Logger LOG = LoggerFactory.getLogger(RefreshHistory.class);
   private static final int EXPIRE_EVERY = 100;
@@ -118,6 +119,9 @@ public final class RefreshHistory {
     row.setField("refresh_id", record.refreshId());
     row.setField("sources_before", json(record.sourcesBefore()));
     row.setField("sources_after", json(record.sourcesAfter()));
+    row.setField(
+        "expectations",
+        record.expectations().isEmpty() ? null : io.floe.refresh.ExpectationResultParser.toJson(record.expectations()));
 
     String fileName = FileFormat.PARQUET.addExtension(UUID.randomUUID().toString());
     OutputFile file = table.io().newOutputFile(table.locationProvider().newDataLocation(fileName));

@@ -85,7 +85,7 @@ class PipelineRunTest extends MvTestSupport {
         .containsExactly("lake." + ns + ".trips_silver", "lake." + ns + ".city_revenue");
     PipelineDataset silver = graph.datasets().get("lake." + ns + ".trips_silver");
     assertThat(silver.sources()).containsExactly("lake." + ns + ".trips");
-    assertThat(silver.definition().query()).startsWith("WITH `completed` AS (");
+    assertThat(silver.materializedView().query()).startsWith("WITH `completed` AS (");
     assertThat(graph.settings()).containsEntry("spark.sql.shuffle.partitions", "2");
   }
 
@@ -227,5 +227,43 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(byName(result).get("trips_silver").state()).isEqualTo(PipelineEvent.State.FAILED);
     assertThat(byName(result).get("trips_silver").detail()).contains("was not created by a pipeline");
     assertThat(byName(result).get("city_revenue").state()).isEqualTo(PipelineEvent.State.SKIPPED);
+  }
+
+  @Test
+  void aStreamingTableLoadsOnlyNewFilesAndItsReadersRefreshIncrementally() throws IOException {
+    write("floe.yml", "name: raw\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("data/orders/batch-1.jsonl", "{\"id\": 1, \"amount\": 5.0}\n{\"id\": 2, \"amount\": 7.5}\n");
+    write("bronze.sql", """
+        CREATE STREAMING TABLE orders_bronze
+        AS SELECT * FROM STREAM read_files('data/orders', format => 'json');
+        """);
+    write("silver.sql", "CREATE MATERIALIZED VIEW orders_silver AS SELECT id, amount FROM orders_bronze WHERE amount > 6;\n");
+    PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
+    PipelineValidator validator = new PipelineValidator((SparkSession) spark);
+    assertThat(validator.validate(graph)).isEmpty();
+    assertThat(validator.unchecked()).containsExactly("lake." + ns + ".orders_silver");
+
+    PipelineRunResult first = pipeline().run();
+    assertThat(first.succeeded()).isTrue();
+    assertThat(byName(first).get("orders_bronze").detail()).startsWith("loaded 1 new file, 2 rows");
+    assertThat(count("SELECT * FROM orders_silver")).isEqualTo(1);
+
+    write("data/orders/batch-2.jsonl", "{\"id\": 3, \"amount\": 9.0}\n");
+    PipelineRunResult second = pipeline().run();
+    assertThat(byName(second).get("orders_bronze").detail()).startsWith("loaded 1 new file, 1 rows");
+    assertThat(byName(second).get("orders_silver").refresh().orElseThrow().type()).isEqualTo(RefreshType.INCREMENTAL);
+    assertSameRows("SELECT * FROM orders_silver", "SELECT id, amount FROM orders_bronze WHERE amount > 6", 2);
+    assertThat(count("SELECT * FROM orders_bronze")).isEqualTo(3);
+    assertThat(new PipelineValidator((SparkSession) spark).validate(
+        PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))).isEmpty();
+  }
+
+  @Test
+  void aMissingFolderIsAProblemOfTheCheck() throws IOException {
+    write("floe.yml", "name: raw\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("bronze.sql", "CREATE STREAMING TABLE nothing_here AS SELECT * FROM STREAM read_files('no/such/folder', format => 'csv');\n");
+    List<PipelineProblem> problems = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)));
+    assertThat(problems).singleElement().satisfies(p -> assertThat(p.toString()).startsWith("bronze.sql:1: ").contains("no/such/folder").contains("does not exist"));
   }
 }
