@@ -40,25 +40,25 @@ public final class RefreshPlanner {
   public List<PlannedRefresh> dueRefreshes(Collection<ScheduledView> views) {
     Instant now = clock.instant();
     Map<String, ScheduledView> byName = new LinkedHashMap<>();
-    views.forEach(v -> byName.put(v.name(), v));
-    Map<String, PlannedRefresh> due = new LinkedHashMap<>();
-    for (ScheduledView view : views) {
-      dueReason(view, now).ifPresent(reason -> due.put(view.name(), new PlannedRefresh(
-          view.name(), triggerOf(view), reason, List.of())));
-    }
     DependencyGraph<String> graph = new DependencyGraph<>();
     for (ScheduledView view : views) {
+      byName.put(view.name(), view);
       graph.addNode(view.name());
       for (String source : view.upstream()) {
         graph.addEdge(source, view.name());
       }
     }
+    Set<String> due = new LinkedHashSet<>();
     List<PlannedRefresh> round = new ArrayList<>();
     for (String name : graph.topologicalOrder()) {
-      PlannedRefresh planned = due.get(name);
-      if (planned != null) {
-        round.add(new PlannedRefresh(planned.name(), planned.trigger(), planned.reason(),
-            dueAncestors(name, byName, due.keySet())));
+      ScheduledView view = byName.get(name);
+      if (view == null) {
+        continue;
+      }
+      Optional<String> reason = dueReason(view, now, due);
+      if (reason.isPresent()) {
+        due.add(name);
+        round.add(new PlannedRefresh(name, triggerOf(view), reason.get(), dueAncestors(name, byName, due)));
       }
     }
     return round;
@@ -81,7 +81,7 @@ public final class RefreshPlanner {
     return Optional.of(next);
   }
 
-  private Optional<String> dueReason(ScheduledView view, Instant now) {
+  private Optional<String> dueReason(ScheduledView view, Instant now, Set<String> dueUpstream) {
     if (view.schedule().isEmpty()) {
       return Optional.empty();
     }
@@ -90,7 +90,11 @@ public final class RefreshPlanner {
     }
     Schedule schedule = view.schedule().get();
     if (schedule.kind() == Schedule.Kind.ON_CHANGE) {
-      return view.stale() ? Optional.of("ON CHANGE and stale") : Optional.empty();
+      if (view.stale()) {
+        return Optional.of("ON CHANGE, a source moved");
+      }
+      return view.upstream().stream().filter(dueUpstream::contains).findFirst()
+          .map(upstream -> "ON CHANGE, upstream " + upstream + " refreshes first");
     }
     if (view.lastRefresh().isEmpty()) {
       return Optional.of(schedule.toSql() + ", never refreshed");

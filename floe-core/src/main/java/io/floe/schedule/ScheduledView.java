@@ -12,7 +12,8 @@ import java.util.Set;
  * @param schedule its schedule; empty for a view refreshed only by hand
  * @param lastRefresh when its last refresh started ({@code refresh-start-timestamp-ms}); empty
  *     when it was never refreshed
- * @param stale whether its stored data is behind its sources
+ * @param stale whether one of its own sources moved or its definition changed since its last
+ *     refresh (an upstream view that is itself stale does not count: the planner cascades)
  * @param lastFailure when the scheduler's last attempt to refresh it failed, if that attempt is
  *     more recent than the last successful refresh
  * @param upstream the materialized views it reads directly

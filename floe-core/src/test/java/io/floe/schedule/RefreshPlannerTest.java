@@ -119,9 +119,21 @@ class RefreshPlannerTest {
 
   @Test
   void aBronzeCommitMakesEveryOnChangeLevelDueInOneRound() {
-    // Freshness marks a reader of a stale view stale too, so both levels are due together.
-    List<ScheduledView> views = List.of(onChange("gold", true, "silver"), onChange("silver", true));
-    assertThat(names(planner.dueRefreshes(views))).containsExactly("silver", "gold");
+    List<ScheduledView> views = List.of(
+        onChange("gold", false, "silver"), onChange("silver", false, "bronze_mv"), onChange("bronze_mv", true));
+    List<PlannedRefresh> round = planner.dueRefreshes(views);
+    assertThat(names(round)).containsExactly("bronze_mv", "silver", "gold");
+    assertThat(round).allSatisfy(p -> assertThat(p.trigger()).isEqualTo(RefreshTrigger.CHANGE));
+  }
+
+  @Test
+  void onChangeViewBelowAnUpstreamThatIsNotDueWaits() {
+    // silver is behind its source but refreshes daily; gold would read the same storage again.
+    List<ScheduledView> views = List.of(
+        onChange("gold", false, "silver"),
+        new ScheduledView("silver", Optional.of(Schedule.every(1, ChronoUnit.DAYS)), Optional.of(START), true,
+            Optional.empty(), Set.of()));
+    assertThat(planner.dueRefreshes(views)).isEmpty();
   }
 
   @Test
