@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = Floe.Version.class,
     description = "Declarative lakehouse pipelines: incrementally refreshed Apache Iceberg materialized views.",
-    subcommands = {SqlCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {SqlCommand.class, ServerCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Floe {
   public static void main(String[] args) {
     System.exit(commandLine().execute(args));
@@ -20,7 +20,7 @@ public final class Floe {
     commandLine.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
           org.slf4j.LoggerFactory.getLogger(Floe.class).error("floe failed", e);
-          cmd.getErr().println("Error: " + StatementRunner.errorLine(e));
+          cmd.getErr().println("Error: " + io.floe.cli.output.FailureLine.of(e));
           return 2;
         });
     return commandLine;
