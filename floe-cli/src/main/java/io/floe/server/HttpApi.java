@@ -125,7 +125,10 @@ final class HttpApi {
     for (ViewStatus view : views) {
       for (String source : view.sources()) {
         nodes.computeIfAbsent(source, name -> node(name, mvs.contains(name) ? "materialized-view" : "table", null));
-        edges.add(Map.of("from", source, "to", view.name()));
+        Map<String, Object> edge = new LinkedHashMap<>();
+        edge.put("from", source);
+        edge.put("to", view.name());
+        edges.add(edge);
       }
       nodes.put(view.name(), node(view.name(), "materialized-view", view.freshness().fresh()));
     }
