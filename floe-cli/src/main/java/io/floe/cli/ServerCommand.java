@@ -46,7 +46,7 @@ final class ServerCommand implements Callable<Integer> {
       closeAfterFailure(lock, e);
       throw e;
     }
-    server.stopOnShutdown();
+    server.stopOnSignals();
     spec.commandLine().getOut().printf("floe server on %s (warehouse %s, pid %d); polling every %d s%n",
         server.info().baseUri(), settings.warehouse(), server.info().pid(), settings.pollInterval().toSeconds());
     spec.commandLine().getOut().flush();

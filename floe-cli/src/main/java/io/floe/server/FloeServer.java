@@ -86,8 +86,18 @@ public final class FloeServer implements AutoCloseable {
     return server;
   }
 
-  /** Stops the server when the JVM is asked to exit (SIGTERM, Ctrl-C), before Spark stops. */
-  public void stopOnShutdown() {
+  /**
+   * Stops the server on SIGTERM and SIGINT (Ctrl-C) before the JVM begins to exit: once it does,
+   * Iceberg's worker pools shut themselves down and a refresh in flight could not finish. As a
+   * fallback for other exits, a shutdown hook that runs before Spark's also stops the server.
+   */
+  public void stopOnSignals() {
+    for (String name : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> {
+        Thread stopper = new Thread(this::close, "floe-server-stop");
+        stopper.start();
+      });
+    }
     org.apache.hadoop.util.ShutdownHookManager.get().addShutdownHook(this::close, SHUTDOWN_HOOK_PRIORITY,
         settings.shutdownTimeout().toSeconds() + 30, TimeUnit.SECONDS);
   }

@@ -32,6 +32,7 @@ final class HttpApi {
   private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MAX_SQL_SESSIONS = 64;
+  private static final long STOP_TIMEOUT_MS = 10_000;
 
   private final FloeServer server;
   private final SparkSession spark;
@@ -53,6 +54,12 @@ final class HttpApi {
     Javalin app = Javalin.create(config -> {
       config.showJavalinBanner = false;
       config.jetty.defaultHost = bind;
+      // The server's own shutdown stops Jetty, after the refresh in flight, and gracefully, so
+      // that the request waiting for that refresh still gets its answer.
+      config.jetty.modifyServer(jetty -> {
+        jetty.setStopAtShutdown(false);
+        jetty.setStopTimeout(STOP_TIMEOUT_MS);
+      });
     });
     app.get("/api/server", this::describeServer);
     app.get("/api/materialized-views", this::listViews);
