@@ -78,10 +78,10 @@ final class ScheduledRefresh {
   }
 
   private Outcome refresh(String mv, RefreshTrigger trigger, String runId, String options) {
-    LOG.info("Refreshing {}{} (trigger {})", mv, options, trigger.externalName());
+    LOG.info("Refreshing {}{} (trigger {})", mv, options, propertyValue(trigger));
     SparkContext context = spark.sparkContext();
     if (trigger != RefreshTrigger.MANUAL) {
-      context.setLocalProperty(TRIGGER_PROPERTY, trigger.externalName());
+      context.setLocalProperty(TRIGGER_PROPERTY, propertyValue(trigger));
       context.setLocalProperty(RUN_ID_PROPERTY, runId);
     }
     try {
@@ -92,18 +92,23 @@ final class ScheduledRefresh {
         Arrays.stream(row.schema().fieldNames()).forEach(f -> values.put(f, row.getAs(f)));
         refreshed.add(values);
         metrics.refreshSucceeded(String.valueOf(values.get("materialized_view")),
-            String.valueOf(values.get("refresh_type")), trigger.externalName(), number(values.get("duration_ms")),
+            String.valueOf(values.get("refresh_type")), propertyValue(trigger), number(values.get("duration_ms")),
             number(values.get("rows_read")), number(values.get("rows_written")));
       }
       return new Outcome(mv, trigger, refreshed, null);
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
-      LOG.error("Refresh of {} ({}) failed", mv, trigger.externalName(), e);
-      metrics.refreshFailed(mv, trigger.externalName());
+      LOG.error("Refresh of {} ({}) failed", mv, propertyValue(trigger), e);
+      metrics.refreshFailed(mv, propertyValue(trigger));
       return new Outcome(mv, trigger, List.of(), FailureLine.of(e));
     } finally {
       context.setLocalProperty(TRIGGER_PROPERTY, null);
       context.setLocalProperty(RUN_ID_PROPERTY, null);
     }
+  }
+
+  /** A trigger as the local property and the metrics name it: {@code schedule}, {@code change}. */
+  static String propertyValue(RefreshTrigger trigger) {
+    return trigger.name().toLowerCase(java.util.Locale.ROOT);
   }
 
   private static long number(Object value) {

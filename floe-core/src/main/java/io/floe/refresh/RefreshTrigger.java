@@ -26,9 +26,4 @@ public enum RefreshTrigger {
           "Unknown refresh trigger '" + name + "': expected manual, schedule, change or pipeline", e);
     }
   }
-
-  /** The lower-case name, as Spark local properties and the refresh history carry it. */
-  public String externalName() {
-    return name().toLowerCase(Locale.ROOT);
-  }
 }
