@@ -23,7 +23,7 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() {
     long started = System.nanoTime();
     Path warehouse = lakehouse.warehouse != null ? lakehouse.warehouse : LakehouseOptions.floeHome().resolve("demo");
-    SparkSession spark = lakehouse.startSession(warehouse);
+    SparkSession spark = LakehouseSession.start(lakehouse, warehouse);
     new SeedStories(spark, warehouse, System.out, lakehouse.catalog).tellAll();
     System.out.printf("%nDemo finished in %.1f s (warehouse: %s)%n", (System.nanoTime() - started) / 1e9, warehouse.toAbsolutePath());
     return 0;

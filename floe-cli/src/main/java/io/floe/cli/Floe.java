@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       SqlCommand.class,
       RunCommand.class,
+      ServerCommand.class,
       DryRunCommand.class,
       InitCommand.class,
       IngestCommand.class,
@@ -28,7 +29,7 @@ public final class Floe {
     commandLine.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
           org.slf4j.LoggerFactory.getLogger(Floe.class).error("floe failed", e);
-          cmd.getErr().println("Error: " + StatementRunner.errorLine(e));
+          cmd.getErr().println("Error: " + io.floe.cli.output.FailureLine.of(e));
           return 2;
         });
     return commandLine;

@@ -10,7 +10,6 @@ import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
-import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine.Option;
 
 /**
@@ -81,6 +80,14 @@ final class LakehouseOptions {
     return settings;
   }
 
+  /** The settings the user gave: {@code floe.properties}, then {@code --conf}. */
+  Map<String, String> userConf() {
+    Map<String, String> user = new LinkedHashMap<>();
+    user.putAll(fileProperties());
+    user.putAll(conf);
+    return user;
+  }
+
   private Map<String, String> fileProperties() {
     Path file = propertiesFile;
     if (file == null) {
@@ -99,21 +106,5 @@ final class LakehouseOptions {
     Map<String, String> map = new LinkedHashMap<>();
     properties.stringPropertyNames().stream().sorted().forEach(k -> map.put(k, properties.getProperty(k).trim()));
     return map;
-  }
-
-  /** Starts (or joins) the SparkSession for this lakehouse. */
-  SparkSession startSession(Path warehouseDir) {
-    Map<String, String> settings = sparkConf(warehouseDir);
-    try {
-      Files.createDirectories(warehouseDir);
-    } catch (IOException e) {
-      throw new FloeException("Cannot create warehouse folder " + warehouseDir + ": " + e.getMessage(), e);
-    }
-    SparkSession.Builder builder = SparkSession.builder().appName("floe");
-    if (!settings.containsKey("spark.master")) {
-      builder.master("local[*]");
-    }
-    settings.forEach(builder::config);
-    return builder.getOrCreate();
   }
 }

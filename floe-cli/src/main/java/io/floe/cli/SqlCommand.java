@@ -1,14 +1,16 @@
 package io.floe.cli;
 
 import io.floe.cli.output.OutputFormat;
+import io.floe.server.ServerInfo;
+import io.floe.server.ServerLocator;
 import io.floe.sql.SqlScript;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
-import org.apache.spark.sql.SparkSession;
 import org.jline.reader.EndOfFileException;
 import org.jline.reader.LineReader;
 import org.jline.reader.LineReaderBuilder;
@@ -27,7 +29,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Run Spark SQL, with Floe's materialized view statements, against the lakehouse.",
-      "Without -e or -f, starts an interactive shell; end statements with ';'."
+      "Without -e or -f, starts an interactive shell; end statements with ';'.",
+      "When a floe server runs on the warehouse, statements run on its Spark session."
     })
 final class SqlCommand implements Callable<Integer> {
   @Mixin LakehouseOptions lakehouse = new LakehouseOptions();
@@ -50,6 +53,9 @@ final class SqlCommand implements Callable<Integer> {
   @Option(names = "--no-timing", description = "Do not print row counts and times.")
   boolean noTiming;
 
+  @Option(names = "--no-server", description = "Start Spark here even when a floe server runs on the warehouse.")
+  boolean noServer;
+
   @Override
   public Integer call() throws IOException {
     OutputFormat outputFormat = OutputFormat.parse(format);
@@ -66,16 +72,19 @@ final class SqlCommand implements Callable<Integer> {
       script = Files.readString(file, StandardCharsets.UTF_8);
     }
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
-    SparkSession spark = lakehouse.startSession(warehouse);
+    // The server's session spares this command Spark's start-up; its classes are never loaded here.
+    Optional<ServerInfo> server = noServer ? Optional.empty() : ServerLocator.find(warehouse);
+    SqlSession session = server.isPresent() ? new RemoteSqlSession(server.get()) : EmbeddedSqlSession.start(lakehouse, warehouse);
     StatementRunner runner = new StatementRunner(
-            spark, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming);
+            session, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming);
     if (script != null) {
       return runner.runScript(script) ? 0 : 1;
     }
-    return shell(runner, warehouse);
+    String where = warehouse.toAbsolutePath() + server.map(s -> " through floe server " + s.describe()).orElse("");
+    return shell(runner, where);
   }
 
-  private int shell(StatementRunner runner, Path warehouse) throws IOException {
+  private int shell(StatementRunner runner, String where) throws IOException {
     Files.createDirectories(LakehouseOptions.floeHome());
     try (Terminal terminal = TerminalBuilder.builder().system(true).build()) {
       LineReader reader =
@@ -84,7 +93,7 @@ final class SqlCommand implements Callable<Integer> {
               .appName("floe")
               .variable(LineReader.HISTORY_FILE, LakehouseOptions.floeHome().resolve("history"))
               .build();
-      terminal.writer().println("Floe SQL shell on " + warehouse.toAbsolutePath() + ". End statements with ';', quit with exit;");
+      terminal.writer().println("Floe SQL shell on " + where + ". End statements with ';', quit with exit;");
       StringBuilder buffer = new StringBuilder();
       boolean allSucceeded = true;
       while (true) {

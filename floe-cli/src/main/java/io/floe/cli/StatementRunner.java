@@ -1,31 +1,30 @@
 package io.floe.cli;
 
+import io.floe.cli.output.FailureLine;
 import io.floe.cli.output.OutputFormat;
+import io.floe.cli.output.QueryResult;
 import io.floe.cli.output.ResultFormatter;
 import io.floe.sql.SqlScript;
 import java.io.PrintWriter;
-import java.util.List;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs SQL statements and prints their results. A failure prints one line naming the problem on
- * the error stream; the stack trace goes to the log.
+ * Runs SQL statements and prints their results, the same way whether they run on embedded Spark
+ * or on a running server. A failure prints one line naming the problem on the error stream; the
+ * stack trace goes to the log.
  */
 final class StatementRunner {
   private static final Logger LOG = LoggerFactory.getLogger(StatementRunner.class);
 
-  private final SparkSession spark;
+  private final SqlSession session;
   private final PrintWriter out;
   private final PrintWriter err;
   private final OutputFormat format;
   private final boolean timing;
 
-  StatementRunner(SparkSession spark, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing) {
-    this.spark = spark;
+  StatementRunner(SqlSession session, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing) {
+    this.session = session;
     this.out = out;
     this.err = err;
     this.format = format;
@@ -46,37 +45,20 @@ final class StatementRunner {
   boolean run(String sql) {
     long started = System.nanoTime();
     try {
-      Dataset<Row> df = spark.sql(sql);
+      QueryResult result = session.run(sql, format);
       if (format == OutputFormat.JSON) {
-        printJson(df, started);
-      } else {
-        QueryResult result = QueryResult.collect(df, started);
-        if (!result.columns().isEmpty()) {
-          out.print(ResultFormatter.format(result.columns(), result.rows(), format));
-        }
-        printTiming(result.rows().size(), result.elapsedMillis());
+        result.jsonLines().forEach(out::println);
+      } else if (!result.columns().isEmpty()) {
+        out.print(ResultFormatter.format(result.columns(), result.rows(), format));
       }
-      out.flush();
+      printTiming(result.rowCount(), (System.nanoTime() - started) / 1_000_000);
       return true;
     } catch (Exception e) { // Spark's AnalysisException is a checked exception thrown unchecked
       LOG.error("Statement failed: {}", sql, e);
-      err.println("Error: " + errorLine(e));
+      err.println("Error: " + FailureLine.of(e));
       err.flush();
       return false;
     }
-  }
-
-  private void printJson(Dataset<Row> df, long started) {
-    String previous = spark.conf().get("spark.sql.jsonGenerator.ignoreNullFields", "true");
-    spark.conf().set("spark.sql.jsonGenerator.ignoreNullFields", "false");
-    List<String> lines;
-    try {
-      lines = df.columns().length == 0 ? List.of() : df.toJSON().collectAsList();
-    } finally {
-      spark.conf().set("spark.sql.jsonGenerator.ignoreNullFields", previous);
-    }
-    lines.forEach(out::println);
-    printTiming(lines.size(), (System.nanoTime() - started) / 1_000_000);
   }
 
   private void printTiming(int rows, long millis) {
@@ -84,32 +66,5 @@ final class StatementRunner {
     if (timing) {
       err.println("(" + rows + (rows == 1 ? " row" : " rows") + ", " + ResultFormatter.formatDuration(millis) + ")");
     }
-  }
-
-  /**
-   * The one line a user sees for a failure: the first line of the innermost message that says
-   * something, without Spark's trailing SQL-state and plan text.
-   */
-  static String errorLine(Throwable e) {
-    Throwable shown = e;
-    while (shown.getCause() != null
-        && (shown.getMessage() == null || shown.getMessage().isBlank() || isWrapper(shown))) {
-      shown = shown.getCause();
-    }
-    String message = shown.getMessage() == null ? shown.getClass().getSimpleName() : shown.getMessage();
-    int newline = message.indexOf('\n');
-    if (newline >= 0) {
-      message = message.substring(0, newline);
-    }
-    int sqlState = message.indexOf(" SQLSTATE:");
-    if (sqlState > 0) {
-      message = message.substring(0, sqlState);
-    }
-    return message.trim();
-  }
-
-  private static boolean isWrapper(Throwable e) {
-    String name = e.getClass().getName();
-    return name.endsWith("ExecutionException") || name.endsWith("InvocationTargetException");
   }
 }

@@ -1,0 +1,32 @@
+package io.floe.cli;
+
+import io.floe.FloeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Starts Spark for a lakehouse. Kept apart from {@link LakehouseOptions} so that commands which
+ * talk to a running server never load Spark's classes.
+ */
+final class LakehouseSession {
+  private LakehouseSession() {}
+
+  /** Starts (or joins) the SparkSession for this lakehouse. */
+  static SparkSession start(LakehouseOptions lakehouse, Path warehouseDir) {
+    Map<String, String> settings = lakehouse.sparkConf(warehouseDir);
+    try {
+      Files.createDirectories(warehouseDir);
+    } catch (IOException e) {
+      throw new FloeException("Cannot create warehouse folder " + warehouseDir + ": " + e.getMessage(), e);
+    }
+    SparkSession.Builder builder = SparkSession.builder().appName("floe");
+    if (!settings.containsKey("spark.master")) {
+      builder.master("local[*]");
+    }
+    settings.forEach(builder::config);
+    return builder.getOrCreate();
+  }
+}

@@ -1,0 +1,292 @@
+package io.floe.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.floe.cli.output.FailureLine;
+import io.floe.cli.output.OutputFormat;
+import io.floe.cli.output.QueryResult;
+import io.floe.cli.output.SparkResults;
+import io.floe.schedule.Schedule;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HttpStatus;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's HTTP API: JSON under {@code /api}, Prometheus metrics at {@code /metrics}. Every
+ * failure answers with {@code {"error": "..."}} and an HTTP status; none stops the server.
+ */
+final class HttpApi {
+  private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_SQL_SESSIONS = 64;
+  private static final long STOP_TIMEOUT_MS = 10_000;
+
+  private final FloeServer server;
+  private final SparkSession spark;
+  private final Map<String, SparkSession> sqlSessions =
+      Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, SparkSession> eldest) {
+          return size() > MAX_SQL_SESSIONS;
+        }
+      });
+
+  HttpApi(FloeServer server, SparkSession spark) {
+    this.server = server;
+    this.spark = spark;
+  }
+
+  /** Starts listening; returns the running Javalin instance. */
+  Javalin start(String bind, int port) {
+    Javalin app = Javalin.create(config -> {
+      config.showJavalinBanner = false;
+      config.jetty.defaultHost = bind;
+      // The server's own shutdown stops Jetty, after the refresh in flight, and gracefully, so
+      // that the request waiting for that refresh still gets its answer.
+      config.jetty.modifyServer(jetty -> {
+        jetty.setStopAtShutdown(false);
+        jetty.setStopTimeout(STOP_TIMEOUT_MS);
+      });
+    });
+    app.get("/api/server", this::describeServer);
+    app.get("/api/materialized-views", this::listViews);
+    app.get("/api/graph", this::graph);
+    app.post("/api/materialized-views/{name}/refresh", this::refresh);
+    app.get("/api/refreshes", this::refreshes);
+    app.post("/api/sql", this::sql);
+    app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
+        .result(server.metrics().scrape()));
+    app.exception(BadRequest.class, (e, ctx) -> error(ctx, e.status, e.getMessage()));
+    app.exception(Exception.class, (e, ctx) -> {
+      LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
+      error(ctx, HttpStatus.INTERNAL_SERVER_ERROR, FailureLine.of(e));
+    });
+    app.error(404, ctx -> {
+      String type = ctx.res().getContentType();
+      if (type == null || !type.startsWith("application/json")) {
+        error(ctx, HttpStatus.NOT_FOUND, "No such endpoint: " + ctx.method() + " " + ctx.path());
+      }
+    });
+    return app.start(port);
+  }
+
+  /** A client error: the message and status it answers with. */
+  static final class BadRequest extends RuntimeException {
+    final HttpStatus status;
+
+    BadRequest(HttpStatus status, String message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  private void describeServer(Context ctx) throws JsonProcessingException {
+    ServerInfo info = server.info();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("pid", info.pid());
+    body.put("warehouse", info.warehouse());
+    body.put("catalog", server.settings().catalog());
+    body.put("started-at", info.startedAt().toString());
+    body.put("poll-interval-seconds", server.settings().pollInterval().toSeconds());
+    json(ctx, body);
+  }
+
+  private void listViews(Context ctx) throws JsonProcessingException {
+    List<Map<String, Object>> views = new ArrayList<>();
+    for (ViewStatus view : server.views().scan()) {
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put("name", view.name());
+      entry.put("fresh", view.freshness().fresh());
+      entry.put("freshness", view.freshness().describe());
+      entry.put("stale-reasons", view.freshness().staleReasons());
+      entry.put("schedule", view.schedule().map(Schedule::toSql).orElse(null));
+      entry.put("next-refresh", server.scheduler().nextFireTime(view).map(Instant::toString).orElse(null));
+      entry.put("last-refresh-type", view.lastRefreshType().orElse(null));
+      entry.put("last-refresh-time", view.lastRefresh().map(Instant::toString).orElse(null));
+      entry.put("sources", view.sources());
+      view.error().ifPresent(error -> entry.put("error", error));
+      views.add(entry);
+    }
+    json(ctx, Map.of("materialized-views", views));
+  }
+
+  private void graph(Context ctx) throws JsonProcessingException {
+    List<ViewStatus> views = server.views().scan();
+    Set<String> mvs = new LinkedHashSet<>();
+    views.forEach(v -> mvs.add(v.name()));
+    Map<String, Map<String, Object>> nodes = new LinkedHashMap<>();
+    List<Map<String, Object>> edges = new ArrayList<>();
+    for (ViewStatus view : views) {
+      for (String source : view.sources()) {
+        nodes.computeIfAbsent(source, name -> node(name, mvs.contains(name) ? "materialized-view" : "table", null));
+        Map<String, Object> edge = new LinkedHashMap<>();
+        edge.put("from", source);
+        edge.put("to", view.name());
+        edges.add(edge);
+      }
+      nodes.put(view.name(), node(view.name(), "materialized-view", view.freshness().fresh()));
+    }
+    nodes.values().stream().filter(n -> n.get("kind").equals("materialized-view") && !n.containsKey("fresh"))
+        .forEach(n -> n.put("fresh", null));
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("nodes", new ArrayList<>(nodes.values()));
+    body.put("edges", edges);
+    json(ctx, body);
+  }
+
+  private static Map<String, Object> node(String name, String kind, Boolean fresh) {
+    Map<String, Object> node = new LinkedHashMap<>();
+    node.put("name", name);
+    node.put("kind", kind);
+    if (fresh != null) {
+      node.put("fresh", fresh);
+    }
+    return node;
+  }
+
+  private void refresh(Context ctx) throws Exception {
+    String name = ctx.pathParam("name");
+    boolean full = flag(ctx, "full");
+    boolean cascade = flag(ctx, "cascade");
+    ScheduledRefresh.Outcome outcome = server.refreshNow(name, full, cascade);
+    if (outcome.failed()) {
+      HttpStatus status = outcome.error().contains("does not exist") || outcome.error().contains("not a materialized view")
+          ? HttpStatus.NOT_FOUND : HttpStatus.INTERNAL_SERVER_ERROR;
+      error(ctx, status, outcome.error());
+      return;
+    }
+    List<Map<String, Object>> refreshed = new ArrayList<>();
+    outcome.refreshed().forEach(row -> refreshed.add(jsonValues(row)));
+    json(ctx, Map.of("refreshed", refreshed));
+  }
+
+  /** {@code ?full=true}, or {@code {"full": true}} in a JSON body. */
+  private static boolean flag(Context ctx, String name) {
+    String query = ctx.queryParam(name);
+    if (query != null) {
+      return query.isEmpty() || Boolean.parseBoolean(query);
+    }
+    return !ctx.body().isBlank() && body(ctx).path(name).asBoolean(false);
+  }
+
+  private void refreshes(Context ctx) throws JsonProcessingException {
+    StringBuilder sql = new StringBuilder("SHOW REFRESHES");
+    String mv = ctx.queryParam("mv");
+    if (mv != null && !mv.isBlank()) {
+      if (!mv.matches("[A-Za-z0-9_.`]+")) {
+        throw new BadRequest(HttpStatus.BAD_REQUEST, "Invalid materialized view name '" + mv + "'");
+      }
+      sql.append(" FOR ").append(mv);
+    }
+    String limit = ctx.queryParam("limit");
+    if (limit != null) {
+      if (!limit.matches("\\d{1,9}")) {
+        throw new BadRequest(HttpStatus.BAD_REQUEST, "limit must be a whole number but is '" + limit + "'");
+      }
+      sql.append(" LIMIT ").append(limit);
+    }
+    List<Row> rows;
+    try {
+      rows = spark.newSession().sql(sql.toString()).collectAsList();
+    } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
+      if (isSyntaxError(e)) {
+        throw new BadRequest(HttpStatus.NOT_IMPLEMENTED,
+            "Refresh history is not available in this build of Floe: it does not support SHOW REFRESHES yet");
+      }
+      throw new BadRequest(HttpStatus.BAD_REQUEST, FailureLine.of(e));
+    }
+    List<Map<String, Object>> refreshes = new ArrayList<>();
+    for (Row row : rows) {
+      Map<String, Object> values = new LinkedHashMap<>();
+      for (String field : row.schema().fieldNames()) {
+        values.put(field, row.getAs(field));
+      }
+      refreshes.add(jsonValues(values));
+    }
+    json(ctx, Map.of("refreshes", refreshes));
+  }
+
+  private static boolean isSyntaxError(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getClass().getSimpleName().equals("ParseException")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void sql(Context ctx) throws JsonProcessingException {
+    JsonNode body = body(ctx);
+    String sql = body.path("sql").asText("");
+    if (sql.isBlank()) {
+      throw new BadRequest(HttpStatus.BAD_REQUEST, "Give the statement as {\"sql\": \"...\"}");
+    }
+    if (server.stopping()) {
+      throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
+    }
+    OutputFormat format = body.path("format").asText("rows").equals("json") ? OutputFormat.JSON : OutputFormat.TABLE;
+    String sessionId = body.path("session").asText("");
+    SparkSession session = sessionId.isEmpty()
+        ? spark.newSession()
+        : sqlSessions.computeIfAbsent(sessionId, id -> spark.newSession());
+    long started = System.nanoTime();
+    QueryResult result;
+    try {
+      result = SparkResults.run(session, sql, format);
+    } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
+      LOG.info("Statement over HTTP failed: {}", sql, e);
+      throw new BadRequest(HttpStatus.BAD_REQUEST, FailureLine.of(e));
+    }
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("columns", result.columns());
+    if (format == OutputFormat.JSON) {
+      answer.put("json", result.jsonLines());
+    } else {
+      answer.put("rows", result.rows());
+    }
+    answer.put("elapsed-ms", (System.nanoTime() - started) / 1_000_000);
+    json(ctx, answer);
+  }
+
+  private static JsonNode body(Context ctx) {
+    try {
+      return JSON.readTree(ctx.body());
+    } catch (JsonProcessingException e) {
+      throw new BadRequest(HttpStatus.BAD_REQUEST, "The request body is not JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  /** Values Jackson writes as they are; anything else as its text. */
+  private static Map<String, Object> jsonValues(Map<String, Object> row) {
+    Map<String, Object> values = new LinkedHashMap<>();
+    row.forEach((key, value) -> values.put(key,
+        value == null || value instanceof Number || value instanceof Boolean || value instanceof String
+            ? value : String.valueOf(value)));
+    return values;
+  }
+
+  private static void json(Context ctx, Object body) throws JsonProcessingException {
+    ctx.contentType("application/json").result(JSON.writeValueAsString(body));
+  }
+
+  private static void error(Context ctx, HttpStatus status, String message) {
+    try {
+      ctx.status(status).contentType("application/json").result(JSON.writeValueAsString(Map.of("error", message)));
+    } catch (JsonProcessingException e) {
+      ctx.status(status).result(message);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package io.floe.server;
+
+import io.floe.schedule.PlannedRefresh;
+import io.floe.schedule.RefreshPlanner;
+import io.floe.schedule.ScheduledView;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One poll of the server's scheduler: reads every view, records staleness, and runs the refreshes
+ * that are due, upstream first. Remembers failed attempts so that a broken view is retried after
+ * the planner's retry delay instead of on every poll.
+ */
+final class Scheduler {
+  private static final Logger LOG = LoggerFactory.getLogger(Scheduler.class);
+
+  private final LakehouseViews views;
+  private final RefreshPlanner planner;
+  private final ScheduledRefresh refresh;
+  private final ServerMetrics metrics;
+  private final Clock clock;
+  private final Map<String, Instant> lastFailure = new ConcurrentHashMap<>();
+
+  Scheduler(LakehouseViews views, RefreshPlanner planner, ScheduledRefresh refresh, ServerMetrics metrics, Clock clock) {
+    this.views = views;
+    this.planner = planner;
+    this.refresh = refresh;
+    this.metrics = metrics;
+    this.clock = clock;
+  }
+
+  /** Looks at every view and runs the due refreshes. */
+  List<ScheduledRefresh.Outcome> poll(BooleanSupplier stopping) {
+    List<ViewStatus> current = views.scan();
+    metrics.observe(current);
+    List<PlannedRefresh> round = planner.dueRefreshes(current.stream().map(this::scheduledView).toList());
+    if (round.isEmpty()) {
+      return List.of();
+    }
+    List<ScheduledRefresh.Outcome> outcomes = refresh.runRound(round, stopping);
+    Instant now = clock.instant();
+    for (ScheduledRefresh.Outcome outcome : outcomes) {
+      if (outcome.failed()) {
+        lastFailure.put(outcome.mv(), now);
+        LOG.warn("Scheduled refresh of {} failed: {}", outcome.mv(), outcome.error());
+      } else {
+        lastFailure.remove(outcome.mv());
+      }
+    }
+    return outcomes;
+  }
+
+  /** When the view's schedule next fires; empty for ON CHANGE and unscheduled views. */
+  Optional<Instant> nextFireTime(ViewStatus view) {
+    return planner.nextFireTime(scheduledView(view));
+  }
+
+  /**
+   * Whether the view is stale for a reason of its own: a source moved or the definition changed.
+   * Freshness also reports an upstream view that is stale; the planner cascades those itself.
+   */
+  private static boolean ownSourcesMoved(ViewStatus view) {
+    return view.freshness().staleReasons().stream().anyMatch(reason -> !reason.startsWith("upstream "));
+  }
+
+  private ScheduledView scheduledView(ViewStatus view) {
+    return new ScheduledView(view.name(), view.error().isPresent() ? Optional.empty() : view.schedule(),
+        view.lastRefresh(), ownSourcesMoved(view), Optional.ofNullable(lastFailure.get(view.name())),
+        java.util.Set.copyOf(view.upstreamViews()));
+  }
+}

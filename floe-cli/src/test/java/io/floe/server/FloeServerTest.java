@@ -1,0 +1,219 @@
+package io.floe.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.floe.FloeException;
+import io.floe.spark.SharedSpark;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** A server in this JVM on the shared test lakehouse, polling every second, reached over real HTTP. */
+class FloeServerTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration PATIENCE = Duration.ofMinutes(3);
+
+  private static SparkSession spark;
+  private static String ns;
+  private static ServerSettings settings;
+  private static FloeServer server;
+  private static URI base;
+
+  @BeforeAll
+  static void startServer() {
+    spark = SharedSpark.session();
+    ns = SharedSpark.freshNamespace("srv");
+    settings = ServerSettings.of(SharedSpark.warehouse(), "lake", "127.0.0.1", 0,
+        Map.of(ServerSettings.POLL_INTERVAL_KEY, "1"));
+    server = FloeServer.start(spark, settings, FloeServer.lockWarehouse(settings), Clock.systemUTC());
+    base = server.info().baseUri();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  private static String q(String name) {
+    return "lake." + ns + "." + name;
+  }
+
+  private static JsonNode json(Http.Response response) throws Exception {
+    return JSON.readTree(response.body());
+  }
+
+  private static List<String> rows(String sql) {
+    List<String> rows = new ArrayList<>();
+    for (Row row : spark.sql(sql).collectAsList()) {
+      rows.add(row.toString());
+    }
+    rows.sort(null);
+    return rows;
+  }
+
+  private static <T> T waitFor(Supplier<T> value, java.util.function.Predicate<T> done) throws InterruptedException {
+    Instant deadline = Instant.now().plus(PATIENCE);
+    T last = value.get();
+    while (!done.test(last) && Instant.now().isBefore(deadline)) {
+      Thread.sleep(250);
+      last = value.get();
+    }
+    return last;
+  }
+
+  private static JsonNode view(String name) throws Exception {
+    for (JsonNode view : json(Http.get(base, "/api/materialized-views")).path("materialized-views")) {
+      if (view.path("name").asText().equals(name)) {
+        return view;
+      }
+    }
+    throw new AssertionError(name + " is not listed");
+  }
+
+  @Test
+  void bronzeCommitReachesGoldTwoLevelsDownWithoutAnyOtherAction() throws Exception {
+    spark.sql("CREATE TABLE " + q("bronze") + " (id INT, city STRING, amount INT)");
+    spark.sql("INSERT INTO " + q("bronze") + " VALUES (1, 'Osaka', 5), (2, 'Tokyo', 3), (3, 'Tokyo', -1)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("silver") + " SCHEDULE REFRESH ON CHANGE AS "
+        + "SELECT id, city, amount FROM " + q("bronze") + " WHERE amount > 0");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("gold") + " SCHEDULE REFRESH ON CHANGE AS "
+        + "SELECT city, SUM(amount) AS total, COUNT(*) AS trips FROM " + q("silver") + " GROUP BY city");
+
+    spark.sql("INSERT INTO " + q("bronze") + " VALUES (4, 'Osaka', 7), (5, 'Kyoto', 2)");
+
+    String expected = "SELECT city, SUM(amount) AS total, COUNT(*) AS trips FROM " + q("bronze")
+        + " WHERE amount > 0 GROUP BY city";
+    List<String> gold = waitFor(() -> rows("SELECT * FROM " + q("gold")), r -> r.equals(rows(expected)));
+    assertThat(gold).isEqualTo(rows(expected)).hasSize(3);
+    JsonNode listed = waitFor(() -> {
+      try {
+        return view(q("gold"));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }, v -> v.path("fresh").asBoolean());
+    assertThat(listed.path("freshness").asText()).isEqualTo("FRESH");
+    assertThat(server.metrics().scrape())
+        .containsPattern("floe_refreshes_total\\{mv=\"" + q("gold").replace(".", "\\.")
+            + "\",status=\"success\",trigger=\"change\",type=\"[A-Z_]+\"} [1-9]");
+  }
+
+  @Test
+  void apiListsViewsWithFreshnessScheduleAndLastRefreshAndRefreshesOnRequest() throws Exception {
+    spark.sql("CREATE TABLE " + q("trips") + " (city STRING, fare INT)");
+    spark.sql("INSERT INTO " + q("trips") + " VALUES ('Osaka', 10)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("daily") + " SCHEDULE REFRESH EVERY 1 DAY AS "
+        + "SELECT city, SUM(fare) AS fares FROM " + q("trips") + " GROUP BY city");
+    spark.sql("INSERT INTO " + q("trips") + " VALUES ('Osaka', 4)");
+
+    JsonNode daily = view(q("daily"));
+    assertThat(daily.path("fresh").asBoolean()).isFalse();
+    assertThat(daily.path("stale-reasons").get(0).asText()).startsWith("source " + ns + ".trips");
+    assertThat(daily.path("schedule").asText()).isEqualTo("EVERY 1 DAY");
+    assertThat(daily.path("last-refresh-type").asText()).isEqualTo("FULL");
+    Instant last = Instant.parse(daily.path("last-refresh-time").asText());
+    assertThat(Instant.parse(daily.path("next-refresh").asText())).isEqualTo(last.plus(Duration.ofDays(1)));
+
+    JsonNode graph = json(Http.get(base, "/api/graph"));
+    assertThat(graph.path("edges").toString())
+        .contains("{\"from\":\"" + q("trips") + "\",\"to\":\"" + q("daily") + "\"}");
+    assertThat(graph.path("nodes").toString())
+        .contains("{\"name\":\"" + q("trips") + "\",\"kind\":\"table\"}")
+        .contains("{\"name\":\"" + q("daily") + "\",\"kind\":\"materialized-view\",\"fresh\":false}");
+
+    Http.Response refreshed = Http.post(base, "/api/materialized-views/" + q("daily") + "/refresh?full=true", "");
+    assertThat(refreshed.status()).isEqualTo(200);
+    JsonNode row = json(refreshed).path("refreshed").get(0);
+    assertThat(row.path("materialized_view").asText()).isEqualTo(q("daily"));
+    assertThat(row.path("refresh_type").asText()).isEqualTo("FULL");
+    assertThat(view(q("daily")).path("fresh").asBoolean()).isTrue();
+    assertThat(rows("SELECT * FROM " + q("daily"))).containsExactly("[Osaka,14]");
+    assertThat(server.metrics().scrape())
+        .contains("floe_refreshes_total{mv=\"" + q("daily") + "\",status=\"success\",trigger=\"manual\",type=\"FULL\"} 1.0");
+  }
+
+  @Test
+  void refreshOfAMissingViewAnswers404WithOneLine() throws Exception {
+    Http.Response response = Http.post(base, "/api/materialized-views/" + q("nope") + "/refresh", "");
+    assertThat(response.status()).isEqualTo(404);
+    assertThat(json(response).path("error").asText()).contains(q("nope")).contains("does not exist").doesNotContain("\n");
+  }
+
+  @Test
+  void sqlAnswersColumnsAndRowsAsTextAndErrorsAs400() throws Exception {
+    Http.Response ok = Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1 AS one, CAST(NULL AS STRING) AS nothing\"}");
+    assertThat(ok.status()).isEqualTo(200);
+    assertThat(json(ok).path("columns").toString()).isEqualTo("[\"one\",\"nothing\"]");
+    assertThat(json(ok).path("rows").toString()).isEqualTo("[[\"1\",null]]");
+
+    Http.Response wrong = Http.post(base, "/api/sql", "{\"sql\": \"SELECT * FROM " + q("missing_table") + "\"}");
+    assertThat(wrong.status()).isEqualTo(400);
+    assertThat(json(wrong).path("error").asText()).contains("missing_table").doesNotContain("\n");
+
+    Http.Response syntax = Http.post(base, "/api/sql", "{\"sql\": \"SELEC 1\"}");
+    assertThat(syntax.status()).isEqualTo(400);
+    assertThat(json(syntax).path("error").asText()).contains("SELEC");
+
+    assertThat(Http.post(base, "/api/sql", "not json").status()).isEqualTo(400);
+    assertThat(Http.post(base, "/api/sql", "{}").status()).isEqualTo(400);
+    assertThat(Http.get(base, "/api/nothing-here").status()).isEqualTo(404);
+    assertThat(Http.get(base, "/api/server").status()).isEqualTo(200);
+  }
+
+  @Test
+  void refreshHistoryAnswers501UntilShowRefreshesExists() throws Exception {
+    Http.Response response = Http.get(base, "/api/refreshes?mv=" + q("gold") + "&limit=5");
+    if (response.status() == 200) { // once the refresh history is part of the build
+      assertThat(json(response).path("refreshes").isArray()).isTrue();
+    } else {
+      assertThat(response.status()).isEqualTo(501);
+      assertThat(json(response).path("error").asText()).contains("SHOW REFRESHES");
+    }
+    assertThat(Http.get(base, "/api/refreshes?limit=many").status()).isEqualTo(400);
+  }
+
+  @Test
+  void metricsAreInPrometheusTextFormat() throws Exception {
+    spark.sql("CREATE TABLE " + q("m_src") + " (v INT)");
+    spark.sql("INSERT INTO " + q("m_src") + " VALUES (1), (2)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("m_view") + " AS SELECT v FROM " + q("m_src"));
+    spark.sql("INSERT INTO " + q("m_src") + " VALUES (3)");
+    Http.Response refreshed = Http.post(base, "/api/materialized-views/" + q("m_view") + "/refresh", "");
+    assertThat(refreshed.status()).isEqualTo(200);
+    long read = json(refreshed).path("refreshed").get(0).path("rows_read").asLong();
+
+    Http.Response metrics = Http.get(base, "/metrics");
+    assertThat(metrics.status()).isEqualTo(200);
+    String mv = "mv=\"" + q("m_view") + "\"";
+    assertThat(metrics.body())
+        .contains("# TYPE floe_refreshes_total counter")
+        .contains("floe_refresh_duration_seconds_count{" + mv + ",type=\"INCREMENTAL\"} 1")
+        .contains("floe_refresh_rows_read_total{" + mv + "} " + (double) read)
+        .contains("floe_refresh_rows_written_total{" + mv + "} 1.0")
+        .contains("# TYPE floe_mv_staleness_seconds gauge");
+    // The next poll after the refresh sees the view fresh again.
+    String fresh = "floe_mv_staleness_seconds{" + mv + "} 0.0";
+    assertThat(waitFor(() -> Http.get(base, "/metrics").body(), b -> b.contains(fresh))).contains(fresh);
+  }
+
+  @Test
+  void secondServerOnTheSameWarehouseIsRefusedNamingTheHolder() {
+    assertThatThrownBy(() -> FloeServer.lockWarehouse(settings))
+        .isInstanceOf(FloeException.class)
+        .hasMessageContaining("already served by pid " + ProcessHandle.current().pid())
+        .hasMessageContaining("127.0.0.1:" + server.port());
+  }
+}

@@ -1,0 +1,117 @@
+package io.floe.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.floe.FloeException;
+import io.floe.mv.RefreshState;
+import io.floe.spark.SharedSpark;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.sql.QualifiedName;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code floe server} in a child JVM, stopped with SIGTERM while a refresh runs. */
+class ServerShutdownTest {
+  private static final Duration PATIENCE = Duration.ofMinutes(4);
+
+  @TempDir Path logs;
+
+  @Test
+  void sigtermDuringARefreshLetsItFinishThenReleasesTheLock() throws Exception {
+    SparkSession spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("stop");
+    String bronze = "lake." + ns + ".bronze";
+    String agg = "lake." + ns + ".agg";
+    spark.sql("CREATE TABLE " + bronze + " (k INT, v BIGINT)");
+    spark.range(0, 200_000).selectExpr("CAST(id % 997 AS INT) AS k", "id AS v").writeTo(bronze).append();
+    spark.sql("CREATE MATERIALIZED VIEW " + agg + " REFRESH POLICY FULL AS "
+        + "SELECT k, SUM(v) AS total, COUNT(*) AS n FROM " + bronze + " GROUP BY k");
+    spark.range(200_000, 400_000).selectExpr("CAST(id % 997 AS INT) AS k", "id AS v").writeTo(bronze).append();
+
+    Path warehouse = SharedSpark.warehouse();
+    ServerSettings settings = ServerSettings.of(warehouse, "lake", "127.0.0.1", 0, Map.of());
+    Path out = logs.resolve("server.out");
+    Path err = logs.resolve("server.err");
+    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
+        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=180",
+        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    try {
+      awaitText(out, "floe server on", child);
+      ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
+      assertThat(info.pid()).isEqualTo(child.pid());
+      assertThatThrownBy(() -> FloeServer.lockWarehouse(settings))
+          .isInstanceOf(FloeException.class)
+          .hasMessageContaining("already served by pid " + child.pid());
+
+      CompletableFuture<Http.Response> refresh = CompletableFuture.supplyAsync(
+          () -> Http.post(info.baseUri(), "/api/materialized-views/" + agg + "/refresh", ""));
+      awaitText(err, "Refreshing " + agg, child);
+      child.destroy(); // SIGTERM
+
+      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
+      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
+      Http.Response answer;
+      try {
+        answer = refresh.get(1, TimeUnit.MINUTES);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new AssertionError("The refresh request failed; server log:\n" + serverLog, e);
+      }
+      assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+      assertThat(Files.readString(err, StandardCharsets.UTF_8)).contains("floe server stopped");
+    } finally {
+      child.destroyForcibly();
+    }
+
+    try (WarehouseLock released = FloeServer.lockWarehouse(settings)) {
+      assertThat(released.file()).exists();
+    }
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    MaterializedView mv = catalog.load(QualifiedName.of("lake", ns, "agg")).orElseThrow();
+    RefreshState state = mv.refreshState(mv.storageTable()).orElseThrow();
+    long pinned = state.sourceStates().get(0).snapshotId().orElseThrow();
+    long current = catalog.icebergCatalog("lake").orElseThrow()
+        .loadTable(TableIdentifier.of(ns, "bronze")).currentSnapshot().snapshotId();
+    assertThat(pinned).as("the refresh in flight committed").isEqualTo(current);
+    assertThat(rows(spark, "SELECT * FROM " + agg)).isEqualTo(rows(spark,
+        "SELECT k, SUM(v) AS total, COUNT(*) AS n FROM " + bronze + " VERSION AS OF " + pinned + " GROUP BY k"));
+  }
+
+  private static List<String> rows(SparkSession spark, String sql) {
+    List<String> rows = new ArrayList<>();
+    for (Row row : spark.sql(sql).collectAsList()) {
+      rows.add(row.toString());
+    }
+    rows.sort(null);
+    return rows;
+  }
+
+  private static void awaitText(Path file, String text, Process child) throws Exception {
+    Instant deadline = Instant.now().plus(PATIENCE);
+    while (Instant.now().isBefore(deadline)) {
+      if (Files.exists(file) && Files.readString(file, StandardCharsets.UTF_8).contains(text)) {
+        return;
+      }
+      if (!child.isAlive()) {
+        throw new AssertionError("floe server exited with " + child.exitValue() + " before printing '" + text
+            + "':\n" + Files.readString(file.resolveSibling("server.err"), StandardCharsets.UTF_8));
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("floe server did not print '" + text + "' within " + PATIENCE);
+  }
+}
