@@ -30,7 +30,7 @@ final class DryRunCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PipelineProject project = PipelineProject.load(pipeline.folder());
-    SparkSession spark = lakehouse.startSession(lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse")));
+    SparkSession spark = LakehouseSession.start(lakehouse, lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse")));
     PipelineGraph graph = PipelineGraph.build((org.apache.spark.sql.classic.SparkSession) spark, project);
     List<PipelineProblem> problems = new PipelineValidator((org.apache.spark.sql.classic.SparkSession) spark).validate(graph);
     PrintWriter out = spec.commandLine().getOut();

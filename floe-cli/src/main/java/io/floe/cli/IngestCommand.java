@@ -50,7 +50,7 @@ final class IngestCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
-    SparkSession spark = lakehouse.startSession(warehouse);
+    SparkSession spark = LakehouseSession.start(lakehouse, warehouse);
     StatementRunner runner =
         new StatementRunner(spark, spec.commandLine().getOut(), spec.commandLine().getErr(), OutputFormat.TABLE, !noTiming);
     return runner.run(statement()) ? 0 : 1;

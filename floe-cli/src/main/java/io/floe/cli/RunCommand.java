@@ -48,7 +48,7 @@ final class RunCommand implements Callable<Integer> {
       return 2;
     }
     PipelineProject project = PipelineProject.load(pipeline.folder());
-    SparkSession spark = lakehouse.startSession(lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse")));
+    SparkSession spark = LakehouseSession.start(lakehouse, lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse")));
     PrintWriter out = spec.commandLine().getOut();
     try (PipelineProgress progress = PipelineProgress.open(out, project.spec().name())) {
       PipelineRunResult result =
