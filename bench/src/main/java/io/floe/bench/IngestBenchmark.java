@@ -138,6 +138,16 @@ public final class IngestBenchmark {
     Files.writeString(resultsDir.resolve("ingest-latest.txt"), report, StandardCharsets.UTF_8);
     System.out.print(report);
     spark.stop();
+    deleteRecursively(work);
+  }
+
+  /** Removes the generated files and the warehouse: a million lines take 150 MiB. */
+  private static void deleteRecursively(Path dir) throws IOException {
+    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).collect(Collectors.toList())) {
+        Files.delete(path);
+      }
+    }
   }
 
   /** Writes {@code rows} order lines over {@code files} files numbered from {@code firstFile}; returns the bytes. */
