@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -47,12 +46,19 @@ final class IngestCommand implements Callable<Integer> {
   @Option(names = "--no-timing", description = "Do not print row counts and times.")
   boolean noTiming;
 
+  @Option(names = "--no-server", description = "Run on embedded Spark even when a floe server is running.")
+  boolean noServer;
+
   @Override
   public Integer call() {
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
-    SparkSession spark = LakehouseSession.start(lakehouse, warehouse);
+    // A running server's warm session spares this command Spark's start-up.
+    java.util.Optional<io.floe.server.ServerInfo> server =
+        noServer ? java.util.Optional.empty() : io.floe.server.ServerLocator.find(warehouse);
+    SqlSession session =
+        server.isPresent() ? new RemoteSqlSession(server.get()) : EmbeddedSqlSession.start(lakehouse, warehouse);
     StatementRunner runner =
-        new StatementRunner(spark, spec.commandLine().getOut(), spec.commandLine().getErr(), OutputFormat.TABLE, !noTiming);
+        new StatementRunner(session, spec.commandLine().getOut(), spec.commandLine().getErr(), OutputFormat.TABLE, !noTiming);
     return runner.run(statement()) ? 0 : 1;
   }
 
