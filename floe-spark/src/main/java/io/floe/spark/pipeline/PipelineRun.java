@@ -125,6 +125,7 @@ public final class PipelineRun {
       MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
       RefreshRun refreshRun = RefreshRun.start(RefreshTrigger.PIPELINE);
       Map<String, PipelineEvent.State> applied = new LinkedHashMap<>();
+      createNamespaces(graph);
       for (PipelineDataset dataset : graph.inOrder()) {
         Optional<String> blocked = blockedBy(dataset, outcomes);
         if (blocked.isPresent()) {
@@ -245,6 +246,20 @@ public final class PipelineRun {
     }
   }
 
+  /** Creates the namespaces the pipeline writes to that do not exist yet, as a pipeline run does. */
+  private void createNamespaces(PipelineGraph graph) {
+    Set<String> done = new LinkedHashSet<>();
+    for (PipelineDataset dataset : graph.datasets().values()) {
+      String name = dataset.name();
+      String namespace = name.substring(0, name.lastIndexOf('.'));
+      if (!done.add(namespace)) {
+        continue;
+      }
+      String quoted = String.join(".", Arrays.stream(namespace.split("\\.")).map(p -> "`" + p.replace("`", "``") + "`").toList());
+      spark.sql("CREATE NAMESPACE IF NOT EXISTS " + quoted).collect();
+    }
+  }
+
   /** Creates the streaming table when missing and loads its new files (when selected). */
   private void ingest(PipelineDataset dataset, boolean selected, Map<String, DatasetOutcome> outcomes) {
     if (!selected) {
@@ -342,7 +357,12 @@ public final class PipelineRun {
       action.run();
     } finally {
       catalogs.setCurrentCatalog(previousCatalog);
-      catalogs.setCurrentNamespace(previousNamespace);
+      // The namespace the session was in may be gone (dropped meanwhile); then the catalog's default stays.
+      if (previousNamespace.length > 0
+          && catalogs.currentCatalog() instanceof org.apache.spark.sql.connector.catalog.SupportsNamespaces namespaces
+          && namespaces.namespaceExists(previousNamespace)) {
+        catalogs.setCurrentNamespace(previousNamespace);
+      }
     }
   }
 
