@@ -50,6 +50,11 @@ final class SqlCommand implements Callable<Integer> {
   @Option(names = "--no-timing", description = "Do not print row counts and times.")
   boolean noTiming;
 
+  @Option(
+      names = "--no-stats",
+      description = "Do not print what each query scanned (data files, bytes, files pruned) and the materialized view that answered it.")
+  boolean noStats;
+
   @Override
   public Integer call() throws IOException {
     OutputFormat outputFormat = OutputFormat.parse(format);
@@ -68,7 +73,7 @@ final class SqlCommand implements Callable<Integer> {
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     SparkSession spark = lakehouse.startSession(warehouse);
     StatementRunner runner = new StatementRunner(
-            spark, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming);
+            spark, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming, !noStats);
     if (script != null) {
       return runner.runScript(script) ? 0 : 1;
     }

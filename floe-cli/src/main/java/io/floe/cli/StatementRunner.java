@@ -5,6 +5,9 @@ import io.floe.cli.output.ResultFormatter;
 import io.floe.sql.SqlScript;
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.Optional;
+import io.floe.spark.rewrite.RewriteReport;
+import io.floe.spark.rewrite.RewriteSettings;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -23,13 +26,23 @@ final class StatementRunner {
   private final PrintWriter err;
   private final OutputFormat format;
   private final boolean timing;
+  private final boolean stats;
 
   StatementRunner(SparkSession spark, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing) {
+    this(spark, out, err, format, timing, false);
+  }
+
+  /**
+   * @param stats after a query's timing, print what it scanned and the materialized view that
+   *     answered it, if any
+   */
+  StatementRunner(SparkSession spark, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing, boolean stats) {
     this.spark = spark;
     this.out = out;
     this.err = err;
     this.format = format;
     this.timing = timing;
+    this.stats = stats;
   }
 
   /** Runs every statement of {@code script} in order, stopping at the first failure. */
@@ -46,6 +59,7 @@ final class StatementRunner {
   boolean run(String sql) {
     long started = System.nanoTime();
     try {
+      RewriteReport.clear(spark);
       Dataset<Row> df = spark.sql(sql);
       if (format == OutputFormat.JSON) {
         printJson(df, started);
@@ -56,6 +70,7 @@ final class StatementRunner {
         }
         printTiming(result.rows().size(), result.elapsedMillis());
       }
+      printStatistics(df);
       out.flush();
       return true;
     } catch (Exception e) { // Spark's AnalysisException is a checked exception thrown unchecked
@@ -64,6 +79,23 @@ final class StatementRunner {
       err.flush();
       return false;
     }
+  }
+
+  /** The scan statistics line and, when the session asks for it, the rewrite report. */
+  private void printStatistics(Dataset<Row> df) {
+    Optional<RewriteReport> report = RewriteReport.last(spark);
+    if (stats && timing) {
+      Optional<ScanStatistics> scanned = ScanStatistics.of(df);
+      if (scanned.isPresent()) {
+        String used = report.map(r -> String.join(", ", r.used())).filter(u -> !u.isEmpty())
+            .map(u -> "; answered from " + u).orElse("");
+        err.println("(" + scanned.get().describe() + used + ")");
+      }
+    }
+    if (RewriteSettings.reporting(spark) && report.isPresent()) {
+      report.get().lines().forEach(line -> err.println("rewrite: " + line));
+    }
+    err.flush();
   }
 
   private void printJson(Dataset<Row> df, long started) {
