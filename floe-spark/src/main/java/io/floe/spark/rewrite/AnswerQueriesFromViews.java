@@ -56,7 +56,9 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
     Set<String> tables = new TreeSet<>();
     plan.foreach(
         node -> {
-          if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+          if (node instanceof DataSourceV2Relation
+              && ((DataSourceV2Relation) node).table() instanceof SparkTable
+              && !QueryBlock.isMetadataTable((SparkTable) ((DataSourceV2Relation) node).table())) {
             DataSourceV2Relation relation = (DataSourceV2Relation) node;
             tables.add(((SparkTable) relation.table()).table().uuid().toString());
             if (relation.catalog().isDefined()) {
@@ -68,7 +70,17 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
     if (tables.isEmpty()) {
       return plan;
     }
-    return RewriteSuppression.withoutRewrite(() -> new Attempt(catalogs, tables).rewrite(plan));
+    return RewriteSuppression.withoutRewrite(
+        () -> {
+          try {
+            return new Attempt(catalogs, tables).rewrite(plan);
+          } catch (RuntimeException e) {
+            // Rewrite is an optimization: when it fails, the query still runs, computed from its tables.
+            LOG.warn("Query rewrite failed; the query is computed from its tables", e);
+            RewriteReport.begin(spark).failed(e.toString());
+            return plan;
+          }
+        });
   }
 
   /** One query's rewrite: its candidates are loaded once, on the first block that needs them. */

@@ -257,6 +257,9 @@ final class QueryBlock {
         throw new Unsupported(relation.table().name() + " is not an Iceberg table");
       }
       SparkTable table = (SparkTable) relation.table();
+      if (isMetadataTable(table)) {
+        throw new Unsupported(table.name() + " is a metadata table");
+      }
       String uuid = table.table().uuid().toString();
       if (!leaves.add(uuid)) {
         throw new Unsupported(table.name() + " is read twice");
@@ -308,6 +311,11 @@ final class QueryBlock {
         throw new Unsupported("an aggregate outside GROUP BY is not matched");
       }
     }
+  }
+
+  /** True for Iceberg's metadata tables ({@code t.snapshots}, {@code t.files}, ...), which have no identity of their own. */
+  static boolean isMetadataTable(SparkTable table) {
+    return table.table() instanceof org.apache.iceberg.BaseMetadataTable;
   }
 
   /** The canonical attribute for column {@code a} of leaf {@code key}. */

@@ -10,11 +10,15 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * What query rewrite decided for the last query a session analyzed: the MV that answered it, if
- * any, and one line per MV considered. Recorded when {@value RewriteSettings#REPORT} is on, or
- * always for the MV used.
+ * any, and one line per MV considered since the session's report was last cleared (the newest
+ * 200 lines). {@code floe sql} clears it before each statement and prints it when {@value
+ * RewriteSettings#REPORT} is on.
  */
 public final class RewriteReport {
   private static final Map<SparkSession, RewriteReport> LAST = Collections.synchronizedMap(new WeakHashMap<>());
+
+  /** Keeps a session that never clears its report from growing without bound. */
+  private static final int MAX_LINES = 200;
 
   private final List<String> used = new ArrayList<>();
   private final List<String> lines = new ArrayList<>();
@@ -37,13 +41,24 @@ public final class RewriteReport {
     if (!used.contains(mv)) {
       used.add(mv);
     }
-    lines.add("answered from " + mv + ": " + how);
+    add("answered from " + mv + ": " + how);
+  }
+
+  private void add(String line) {
+    if (lines.size() >= MAX_LINES) {
+      lines.remove(0);
+    }
+    lines.add(line);
+  }
+
+  synchronized void failed(String error) {
+    add("rewrite failed, the query was computed from its tables: " + error);
   }
 
   synchronized void rejected(String mv, String why) {
     String line = "not answered from " + mv + ": " + why;
     if (!lines.contains(line)) {
-      lines.add(line);
+      add(line);
     }
   }
 
