@@ -238,7 +238,7 @@ public final class RefreshBenchmark {
         "CREATE TABLE " + db + ".trips_bronze (" + TRIPS_DDL + ") USING iceberg TBLPROPERTIES ("
             + "'format-version'='2','write.delete.mode'='merge-on-read',"
             + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
-    append(db + ".trips_bronze", trips(0, n, 42, 2));
+    append(db + ".trips_bronze", trips(spark, 0, n, 42, 2));
     spark.sql(silverSql(db));
     spark.sql(goldSql(db));
     applyDelta(db + ".trips_bronze", n, 0, 0.001, new long[] {n});
@@ -278,7 +278,7 @@ public final class RefreshBenchmark {
             + "'format-version'='2','write.delete.mode'='merge-on-read',"
             + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
     int partitions = (int) Math.max(2, (n + 999_999) / 1_000_000);
-    append(bronze, trips(0, n, 42, partitions));
+    append(bronze, trips(spark, 0, n, 42, partitions));
     double generateSeconds = seconds(t);
     int bronzeFiles = dataFiles(bronze);
     result.generateSeconds = generateSeconds;
@@ -365,7 +365,7 @@ public final class RefreshBenchmark {
    * value a deterministic hash of the row id and {@code seed}: the same arguments give the same rows
    * whatever the partitioning.
    */
-  private Dataset<Row> trips(long start, long count, long seed, int partitions) {
+  static Dataset<Row> trips(SparkSession spark, long start, long count, long seed, int partitions) {
     String hours =
         IntStream.range(0, 24).boxed()
             .flatMap(h -> IntStream.range(0, HOUR_WEIGHTS[h]).mapToObj(i -> String.valueOf(h)))
@@ -462,7 +462,7 @@ public final class RefreshBenchmark {
   private Delta applyDelta(String bronze, long n, int round, double fraction, long[] nextId) {
     long t = System.nanoTime();
     long inserts = Math.max(1, Math.round(n * fraction * 0.5));
-    append(bronze, trips(nextId[0], inserts, 1000 + round, 1));
+    append(bronze, trips(spark, nextId[0], inserts, 1000 + round, 1));
     nextId[0] += inserts;
     // Per 10^7: updates 0.3 * fraction, deletes 0.2 * fraction.
     long updateSlots = Math.max(1, Math.round(10_000_000 * fraction * 0.3));
@@ -739,7 +739,7 @@ public final class RefreshBenchmark {
     System.err.println("[bench " + LocalDateTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + "] " + message);
   }
 
-  private static Optional<String> cpuModel() {
+  static Optional<String> cpuModel() {
     try (Stream<String> lines = Files.lines(Paths.get("/proc/cpuinfo"))) {
       return lines.filter(l -> l.startsWith("model name")).findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim());
     } catch (IOException | UncheckedIOException e) {
@@ -747,7 +747,7 @@ public final class RefreshBenchmark {
     }
   }
 
-  private static Optional<String> memTotal() {
+  static Optional<String> memTotal() {
     try (Stream<String> lines = Files.lines(Paths.get("/proc/meminfo"))) {
       return lines.filter(l -> l.startsWith("MemTotal")).findFirst()
           .map(l -> String.format(Locale.ROOT, "%.1f GiB", Long.parseLong(l.replaceAll("[^0-9]", "")) / 1048576.0));
@@ -756,7 +756,7 @@ public final class RefreshBenchmark {
     }
   }
 
-  private static void deleteRecursively(Path root) throws IOException {
+  static void deleteRecursively(Path root) throws IOException {
     if (!Files.exists(root)) {
       return;
     }

@@ -51,7 +51,12 @@ final class RemoteSqlSession implements SqlSession {
     if (response.statusCode() != 200) {
       throw new FloeException(result.path("error").asText("floe server answered HTTP " + response.statusCode()));
     }
-    return new QueryResult(texts(result.path("columns")), rows(result.path("rows")), texts(result.path("json")));
+    return new QueryResult(
+        texts(result.path("columns")),
+        rows(result.path("rows")),
+        texts(result.path("json")),
+        result.hasNonNull("scanned") ? java.util.Optional.of(result.get("scanned").asText()) : java.util.Optional.empty(),
+        texts(result.path("rewrite-report")));
   }
 
   private static List<List<String>> rows(JsonNode rows) {

@@ -56,6 +56,11 @@ final class SqlCommand implements Callable<Integer> {
   @Option(names = "--no-server", description = "Start Spark here even when a floe server runs on the warehouse.")
   boolean noServer;
 
+  @Option(
+      names = "--no-stats",
+      description = "Do not print what each query scanned (data files, bytes, files pruned) and the materialized view that answered it.")
+  boolean noStats;
+
   @Override
   public Integer call() throws IOException {
     OutputFormat outputFormat = OutputFormat.parse(format);
@@ -76,7 +81,7 @@ final class SqlCommand implements Callable<Integer> {
     Optional<ServerInfo> server = noServer ? Optional.empty() : ServerLocator.find(warehouse);
     SqlSession session = server.isPresent() ? new RemoteSqlSession(server.get()) : EmbeddedSqlSession.start(lakehouse, warehouse);
     StatementRunner runner = new StatementRunner(
-            session, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming);
+            session, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming, !noStats);
     if (script != null) {
       return runner.runScript(script) ? 0 : 1;
     }

@@ -22,13 +22,23 @@ final class StatementRunner {
   private final PrintWriter err;
   private final OutputFormat format;
   private final boolean timing;
+  private final boolean stats;
 
   StatementRunner(SqlSession session, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing) {
+    this(session, out, err, format, timing, false);
+  }
+
+  /**
+   * @param stats after a query's timing, print what it scanned and the materialized view that
+   *     answered it, if any
+   */
+  StatementRunner(SqlSession session, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing, boolean stats) {
     this.session = session;
     this.out = out;
     this.err = err;
     this.format = format;
     this.timing = timing;
+    this.stats = stats;
   }
 
   /** Runs every statement of {@code script} in order, stopping at the first failure. */
@@ -52,6 +62,11 @@ final class StatementRunner {
         out.print(ResultFormatter.format(result.columns(), result.rows(), format));
       }
       printTiming(result.rowCount(), (System.nanoTime() - started) / 1_000_000);
+      if (stats && timing && result.scanned().isPresent()) {
+        err.println("(" + result.scanned().get() + ")");
+      }
+      result.rewriteReport().forEach(line -> err.println("rewrite: " + line));
+      err.flush();
       return true;
     } catch (Exception e) { // Spark's AnalysisException is a checked exception thrown unchecked
       LOG.error("Statement failed: {}", sql, e);

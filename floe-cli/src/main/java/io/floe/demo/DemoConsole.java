@@ -1,10 +1,12 @@
 package io.floe.demo;
 
+import io.floe.cli.output.ScanStatistics;
 import io.floe.cli.output.OutputFormat;
 import io.floe.cli.output.ResultFormatter;
 import io.floe.cli.output.TextRows;
 import java.io.PrintStream;
 import java.util.List;
+import java.util.Optional;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -76,6 +78,20 @@ public final class DemoConsole {
 
   /** Prints and runs {@code sql}; returns its result as text. */
   public List<List<String>> run(String sql) {
+    return runMeasured(sql).rows();
+  }
+
+  /** A result as text and what its scans read. */
+  public record Measured(List<List<String>> rows, Optional<ScanStatistics> scanned) {}
+
+  /** Prints and runs {@code sql}, then prints what it scanned, as {@code floe sql} does. */
+  public Measured runShowingScans(String sql) {
+    Measured measured = runMeasured(sql);
+    measured.scanned().ifPresent(s -> out.println("(" + s.describe() + ")"));
+    return measured;
+  }
+
+  private Measured runMeasured(String sql) {
     out.println();
     out.println("floe> " + sql.strip().replace("\n", "\n   -> ") + ";");
     long started = System.nanoTime();
@@ -95,6 +111,6 @@ public final class DemoConsole {
       }
     }
     out.println("(" + rows.size() + (rows.size() == 1 ? " row, " : " rows, ") + ResultFormatter.formatDuration(millis) + ")");
-    return rows;
+    return new Measured(rows, ScanStatistics.of(df));
   }
 }

@@ -257,6 +257,10 @@ final class HttpApi {
     } else {
       answer.put("rows", result.rows());
     }
+    result.scanned().ifPresent(scanned -> answer.put("scanned", scanned));
+    if (!result.rewriteReport().isEmpty()) {
+      answer.put("rewrite-report", result.rewriteReport());
+    }
     answer.put("elapsed-ms", (System.nanoTime() - started) / 1_000_000);
     json(ctx, answer);
   }

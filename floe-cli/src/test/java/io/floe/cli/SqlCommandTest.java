@@ -59,6 +59,34 @@ class SqlCommandTest {
   }
 
   @Test
+  void printsWhatAQueryScannedAndTheViewThatAnsweredIt() {
+    String t = "lake." + ns + ".stats_t";
+    Run plain =
+        floe(
+            "-e",
+            "CREATE TABLE " + t + " (k STRING, v INT); INSERT INTO " + t + " VALUES ('a', 1), ('b', 2); "
+                + "INSERT INTO " + t + " VALUES ('a', 3); SELECT k, sum(v) FROM " + t + " GROUP BY k");
+    assertThat(plain.exitCode()).as(plain.err()).isZero();
+    assertThat(plain.err()).containsPattern("\\(scanned [0-9]+ data files?, [0-9.]+ (B|KiB); 0 files pruned\\)");
+
+    Run answered =
+        floe(
+            "-e",
+            "CREATE MATERIALIZED VIEW " + t + "_mv AS SELECT k, sum(v) AS s FROM " + t + " GROUP BY k; "
+                + "SET spark.sql.optimizer.answerQueriesWithMVs.enabled=true; SET floe.rewrite.report=true; "
+                + "SELECT k, sum(v) FROM " + t + " GROUP BY k; "
+                + "SET spark.sql.optimizer.answerQueriesWithMVs.enabled=false; SET floe.rewrite.report=false");
+    assertThat(answered.exitCode()).as(answered.err()).isZero();
+    assertThat(answered.err())
+        .containsPattern("\\(scanned [0-9]+ data files?, [0-9.]+ (B|KiB); [0-9]+ files? pruned; answered from ")
+        .contains("; answered from " + t + "_mv)")
+        .contains("rewrite: answered from " + t + "_mv: same groups, columns read as stored");
+
+    Run quiet = floe("--no-stats", "-e", "SELECT k FROM " + t);
+    assertThat(quiet.err()).contains("(3 rows, ").doesNotContain("scanned");
+  }
+
+  @Test
   void printsCsvAndJson() {
     floe("-e", "CREATE TABLE lake." + ns + ".fmt (k STRING, v INT); INSERT INTO lake." + ns + ".fmt VALUES ('a,b', 1), ('c', NULL)");
     Run csv = floe("--format", "csv", "--no-timing", "-e", "SELECT k, v FROM lake." + ns + ".fmt ORDER BY k");

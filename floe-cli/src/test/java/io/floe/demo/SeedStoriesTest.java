@@ -110,6 +110,8 @@ class SeedStoriesTest {
         .contains("floe> CREATE MATERIALIZED VIEW IF NOT EXISTS lake.urbanride.mv_trips_silver")
         .contains("bronze_revenue")
         .contains("gold_revenue")
+        .containsPattern("Bronze +[0-9.]+ +[0-9.]+ (B|KiB)")
+        .containsPattern("Gold +[0-9.]+ +[0-9.]+ (B|KiB)")
         .contains("STALE: source urbanride.trips_bronze has new commits");
   }
 

@@ -2,6 +2,9 @@ package io.floe.cli.output;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
+import io.floe.spark.rewrite.RewriteReport;
+import io.floe.spark.rewrite.RewriteSettings;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -12,11 +15,18 @@ public final class SparkResults {
 
   /** Runs {@code sql} and collects the result in the shape {@code format} prints. */
   public static QueryResult run(SparkSession spark, String sql, OutputFormat format) {
+    RewriteReport.clear(spark);
     Dataset<Row> df = spark.sql(sql);
-    if (format == OutputFormat.JSON) {
-      return new QueryResult(Arrays.asList(df.columns()), List.of(), jsonLines(spark, df));
-    }
-    return new QueryResult(Arrays.asList(df.columns()), TextRows.of(df), List.of());
+    List<String> columns = Arrays.asList(df.columns());
+    List<List<String>> rows = format == OutputFormat.JSON ? List.of() : TextRows.of(df);
+    List<String> json = format == OutputFormat.JSON ? jsonLines(spark, df) : List.of();
+    Optional<RewriteReport> report = RewriteReport.last(spark);
+    Optional<String> scanned =
+        ScanStatistics.of(df)
+            .map(s -> s.describe()
+                + report.map(r -> String.join(", ", r.used())).filter(u -> !u.isEmpty()).map(u -> "; answered from " + u).orElse(""));
+    List<String> rewrite = RewriteSettings.reporting(spark) ? report.map(RewriteReport::lines).orElse(List.of()) : List.of();
+    return new QueryResult(columns, rows, json, scanned, rewrite);
   }
 
   private static List<String> jsonLines(SparkSession spark, Dataset<Row> df) {

@@ -43,9 +43,14 @@ public abstract class FloeCommand<S> extends LogicalPlan implements RunnableComm
     return statement;
   }
 
+  /**
+   * Runs the statement with query rewrite off: Floe's statements compute definitions, which must
+   * read their sources, never a materialized view standing in for them.
+   */
   @Override
   public final Seq<Row> run(SparkSession spark) {
-    return CollectionConverters.asScala(execute((org.apache.spark.sql.classic.SparkSession) spark)).toList();
+    return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(
+        () -> CollectionConverters.asScala(execute((org.apache.spark.sql.classic.SparkSession) spark)).toList());
   }
 
   static Attribute column(String name, DataType type) {

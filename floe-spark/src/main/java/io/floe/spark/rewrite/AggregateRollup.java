@@ -1,0 +1,159 @@
+package io.floe.spark.rewrite;
+
+import io.floe.spark.Scala;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
+import org.apache.spark.sql.catalyst.expressions.Divide;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Literal$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+
+/**
+ * Computes a query's aggregate from the groups of an aggregate MV whose groups are finer than the
+ * query's: SUM as the sum of the groups' sums, COUNT as the sum of their counts (a view's COUNT
+ * column or the GROUPS layout's hidden counters), MIN and MAX of the groups' MIN and MAX, AVG as
+ * the rolled-up sum over the rolled-up count of non-null values, and duplicate-insensitive
+ * aggregates (DISTINCT ones, MIN, MAX) of grouping columns directly. Anything else cannot be
+ * rolled up and the view is rejected with the reason.
+ */
+final class AggregateRollup {
+  private final ViewColumns view;
+  private final String timeZone;
+
+  AggregateRollup(ViewColumns view, String timeZone) {
+    this.view = view;
+    this.timeZone = timeZone;
+  }
+
+  /** The rolled-up aggregate, or a message saying why it cannot be computed from the view. */
+  Rolled rollup(AggregateExpression aggregate) {
+    AggregateFunction function = aggregate.aggregateFunction();
+    String shown = aggregate.sql();
+    if (aggregate.filter().isDefined()) {
+      return Rolled.no(shown + " has a FILTER clause, which is not rolled up");
+    }
+    if (aggregate.isDistinct() || function instanceof Min || function instanceof Max) {
+      Optional<List<Expression>> keys = expressAll(Scala.list(function.children()));
+      if (keys.isPresent()) {
+        AggregateFunction over = (AggregateFunction) function.withNewChildren(Scala.seq(keys.get()));
+        return Rolled.to(over.toAggregateExpression(aggregate.isDistinct(), Scala.none()));
+      }
+      if (aggregate.isDistinct()) {
+        return Rolled.no(shown + " needs its argument to be a grouping column of the view");
+      }
+    }
+    Optional<ViewColumns.Column> same = view.aggregateColumn(aggregate);
+    if (function instanceof Min || function instanceof Max) {
+      return same.map(c -> Rolled.to(((AggregateFunction) function.withNewChildren(Scala.seq(c.attribute()))).toAggregateExpression()))
+          .orElse(Rolled.no(shown + " is not a column of the view"));
+    }
+    if (function instanceof Sum) {
+      return same.map(c -> Rolled.to(cast(sum(c.attribute()), aggregate.dataType())))
+          .orElse(Rolled.no(shown + " is not a column of the view"));
+    }
+    if (function instanceof Count) {
+      return countOf(aggregate, same).map(Rolled::to).orElse(Rolled.no(shown + " has no count in the view to roll up"));
+    }
+    if (function instanceof Average) {
+      return average(aggregate);
+    }
+    return Rolled.no(shown + " cannot be rolled up from coarser groups");
+  }
+
+  /** A rolled-up expression, or the reason there is none. */
+  record Rolled(Optional<Expression> expression, String reason) {
+    static Rolled to(Expression e) {
+      return new Rolled(Optional.of(e), "");
+    }
+
+    static Rolled no(String reason) {
+      return new Rolled(Optional.empty(), reason);
+    }
+  }
+
+  private Optional<Expression> countOf(AggregateExpression aggregate, Optional<ViewColumns.Column> same) {
+    if (same.isPresent()) {
+      return Optional.of(total(same.get().attribute()));
+    }
+    List<Expression> arguments = Scala.list(aggregate.aggregateFunction().children());
+    boolean rows =
+        arguments.stream().allMatch(a -> a.foldable() && a instanceof Literal && ((Literal) a).value() != null);
+    if (rows) {
+      return view.rowCount().map(this::total);
+    }
+    if (arguments.size() == 1) {
+      return nonNullCount(arguments.get(0)).map(this::total);
+    }
+    return Optional.empty();
+  }
+
+  /** A view column counting the non-null values of {@code argument}: a COUNT column or a SUM's hidden count. */
+  private Optional<Expression> nonNullCount(Expression argument) {
+    Optional<ViewColumns.Column> count =
+        view.aggregateColumn(new Count(Scala.seq(argument)).toAggregateExpression());
+    if (count.isPresent()) {
+      return Optional.of(count.get().attribute());
+    }
+    return view.aggregateColumn(new Sum(argument).toAggregateExpression())
+        .flatMap(view::nonNullCount)
+        .map(a -> (Expression) a);
+  }
+
+  private Rolled average(AggregateExpression aggregate) {
+    if (aggregate.dataType() instanceof DecimalType) {
+      return Rolled.no(aggregate.sql() + " of a DECIMAL is rolled up only from the same groups");
+    }
+    Expression argument = aggregate.aggregateFunction().children().head();
+    Optional<ViewColumns.Column> sum = view.aggregateColumn(new Sum(argument).toAggregateExpression());
+    Optional<Expression> count = nonNullCount(argument);
+    if (sum.isEmpty() || count.isEmpty()) {
+      return Rolled.no(aggregate.sql() + " needs SUM and COUNT of its argument in the view");
+    }
+    Expression total = total(count.get());
+    Expression quotient =
+        new Divide(cast(sum(sum.get().attribute()), DataTypes.DoubleType), cast(total, DataTypes.DoubleType));
+    Expression guarded =
+        new If(new EqualTo(total, Literal$.MODULE$.apply(0L)), Literal$.MODULE$.create(null, DataTypes.DoubleType), quotient);
+    return Rolled.to(cast(guarded, aggregate.dataType()));
+  }
+
+  private Optional<List<Expression>> expressAll(List<Expression> expressions) {
+    List<Expression> expressed = new ArrayList<>();
+    for (Expression e : expressions) {
+      Optional<Expression> x = view.express(e);
+      if (x.isEmpty()) {
+        return Optional.empty();
+      }
+      expressed.add(x.get());
+    }
+    return Optional.of(expressed);
+  }
+
+  private static Expression sum(Expression e) {
+    return new Sum(e).toAggregateExpression();
+  }
+
+  /** The sum of counts, 0 over no groups. */
+  private Expression total(Expression count) {
+    return new Coalesce(Scala.seq(cast(sum(count), DataTypes.LongType), Literal$.MODULE$.apply(0L)));
+  }
+
+  private Expression cast(Expression e, DataType type) {
+    return e.dataType().sameType(type) ? e : new Cast(e, type, Scala.some(timeZone));
+  }
+}

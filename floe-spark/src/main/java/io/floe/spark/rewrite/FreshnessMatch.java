@@ -1,0 +1,89 @@
+package io.floe.spark.rewrite;
+
+import io.floe.mv.RefreshState;
+import io.floe.mv.RefreshStateParser;
+import io.floe.mv.SourceState;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * Finds the storage snapshot of an MV that holds its rows at exactly the source snapshots a query
+ * reads: the latest refresh, in the storage table's main history, made under the current view
+ * version whose recorded table states equal the query's reads. With time travel that may be an
+ * older refresh. A stale MV answers only within the session's staleness tolerance, and only
+ * queries that read the sources' current state.
+ */
+final class FreshnessMatch {
+  private static final int MAX_HISTORY = 200;
+
+  /** The storage snapshot to read, or why there is none. */
+  record Outcome(Optional<Snapshot> snapshot, String note) {}
+
+  private FreshnessMatch() {}
+
+  /**
+   * @param reads snapshot read per table UUID (empty for a table without snapshots)
+   * @param readsCurrent true when every table is read at its current snapshot (no time travel)
+   */
+  static Outcome find(
+      Table storage, int viewVersionId, Map<String, Optional<Long>> reads, boolean readsCurrent, long toleranceMillis) {
+    Snapshot latestRefresh = null;
+    RefreshState latestState = null;
+    int steps = 0;
+    for (Snapshot s = storage.currentSnapshot(); s != null && steps < MAX_HISTORY; steps++) {
+      String json = s.summary().get(RefreshState.SUMMARY_KEY);
+      if (json != null) {
+        RefreshState state = RefreshStateParser.fromJson(json);
+        if (state.viewVersionId() != viewVersionId) {
+          break;
+        }
+        if (latestRefresh == null) {
+          latestRefresh = s;
+          latestState = state;
+        }
+        Optional<String> mismatch = mismatch(state, reads);
+        if (mismatch.isEmpty()) {
+          return new Outcome(Optional.of(s), s == latestRefresh ? "fresh" : "fresh at an earlier refresh, snapshot " + s.snapshotId());
+        }
+      }
+      s = s.parentId() == null ? null : storage.snapshot(s.parentId());
+    }
+    if (latestRefresh == null) {
+      return new Outcome(Optional.empty(), "it has not been refreshed under its current definition");
+    }
+    String why = mismatch(latestState, reads).orElse("its sources moved");
+    if (readsCurrent && toleranceMillis > 0) {
+      long age = System.currentTimeMillis() - latestState.refreshStartTimestampMs();
+      if (age <= toleranceMillis) {
+        return new Outcome(
+            Optional.of(latestRefresh),
+            "stale (" + why + ") but refreshed " + age / 1000 + " s ago, within the staleness tolerance");
+      }
+    }
+    return new Outcome(Optional.empty(), "stale for the snapshots the query reads: " + why);
+  }
+
+  private static Optional<String> mismatch(RefreshState state, Map<String, Optional<Long>> reads) {
+    for (SourceState recorded : state.sourceStates()) {
+      if (recorded.type() != SourceState.Type.TABLE) {
+        continue;
+      }
+      Optional<Long> read = reads.get(recorded.uuid());
+      if (read == null) {
+        return Optional.of("it read " + recorded.qualifiedName() + ", which the query does not");
+      }
+      if (!Objects.equals(read.orElse(null), recorded.snapshotId().orElse(null))) {
+        return Optional.of(
+            recorded.qualifiedName()
+                + " is read at snapshot "
+                + read.map(String::valueOf).orElse("(none)")
+                + ", the view holds snapshot "
+                + recorded.snapshotId().map(String::valueOf).orElse("(none)"));
+      }
+    }
+    return Optional.empty();
+  }
+}

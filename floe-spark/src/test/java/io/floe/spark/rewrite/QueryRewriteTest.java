@@ -1,0 +1,241 @@
+package io.floe.spark.rewrite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Queries over base tables answered from materialized views, and the cases that must not be. */
+class QueryRewriteTest extends RewriteTestSupport {
+  private static final String CITY_DAY =
+      "SELECT city, day, count(*) AS trips, count(tip) AS tipped, sum(fare) AS fares, min(fare) AS low,"
+          + " max(fare) AS high, sum(tip) AS tips FROM trips WHERE fare > 0 GROUP BY city, day";
+
+  @Override
+  protected String prefix() {
+    return "rewrite";
+  }
+
+  @BeforeEach
+  void trips() {
+    sql("CREATE TABLE trips (id INT, city STRING, day INT, driver INT, fare BIGINT, tip DOUBLE) USING iceberg");
+    sql("INSERT INTO trips VALUES (1, 'tokyo', 1, 10, 12, 1.5), (2, 'tokyo', 1, 11, 0, NULL), (3, 'tokyo', 2, 10, 7, NULL),"
+        + " (4, 'osaka', 1, 12, 30, 4.0), (5, 'osaka', 2, 12, 8, 0.5), (6, 'kobe', 2, 13, 5, NULL),"
+        + " (7, 'tokyo', 2, 11, 9, 2.0), (8, 'osaka', 2, 14, 3, NULL)");
+    sql("CREATE TABLE drivers (driver INT, region STRING) USING iceberg");
+    sql("INSERT INTO drivers VALUES (10, 'east'), (11, 'east'), (12, 'west'), (13, 'west'), (14, 'north')");
+  }
+
+  @Test
+  void exactDefinitionIsAnsweredFromTheViewAsStored() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    Answer answer = assertAnsweredBy(CITY_DAY, "city_day");
+
+    assertThat(answer.report()).contains("same groups, columns read as stored");
+  }
+
+  @Test
+  void filterOnAGroupingColumnIsCompensated() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    assertAnsweredBy(
+        "SELECT city, day, sum(fare) AS fares FROM trips WHERE fare > 0 AND city = 'tokyo' AND day >= 2 GROUP BY city, day",
+        "city_day");
+  }
+
+  @Test
+  void everyRollableAggregateIsRolledUpToCoarserGroups() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    Answer answer =
+        assertAnsweredBy(
+            "SELECT city, count(*) AS trips, count(tip) AS tipped, sum(fare) AS fares, min(fare) AS low,"
+                + " max(fare) AS high, avg(tip) AS avg_tip, avg(fare) AS avg_fare, sum(tip) AS tips,"
+                + " count(DISTINCT day) AS days FROM trips WHERE fare > 0 GROUP BY city",
+            "city_day");
+    assertThat(answer.report()).contains("rolled up from the view's groups");
+
+    assertAnsweredBy("SELECT count(*) AS trips, sum(fare) AS fares FROM trips WHERE fare > 0", "city_day");
+    assertAnsweredBy("SELECT day, max(fare) + 1 AS m, count(*) * 2 AS c FROM trips WHERE fare > 0 GROUP BY day", "city_day");
+  }
+
+  @Test
+  void countDistinctOfAGroupingColumnRollsUp() {
+    sql("CREATE MATERIALIZED VIEW city_driver AS SELECT city, driver, count(*) AS trips FROM trips GROUP BY city, driver");
+
+    assertAnsweredBy("SELECT city, count(DISTINCT driver) AS drivers, count(*) AS trips FROM trips GROUP BY city", "city_driver");
+  }
+
+  @Test
+  void impliedRangeFilterIsAnsweredFromARowView() {
+    sql("CREATE MATERIALIZED VIEW paid AS SELECT id, city, fare, tip FROM trips WHERE fare > 0");
+
+    assertAnsweredBy("SELECT city, fare FROM trips WHERE fare > 5", "paid");
+    assertAnsweredBy("SELECT city, sum(fare) AS s, avg(tip) AS t FROM trips WHERE fare >= 8 GROUP BY city", "paid");
+  }
+
+  @Test
+  void joinsMatchWhateverTheirOrderOfConditions() {
+    sql("CREATE MATERIALIZED VIEW region_day AS SELECT d.region, t.day, count(*) AS trips, sum(t.fare) AS fares"
+        + " FROM trips t JOIN drivers d ON t.driver = d.driver WHERE t.fare > 0 GROUP BY d.region, t.day");
+
+    assertAnsweredBy(
+        "SELECT region, sum(fare) AS fares, count(*) AS trips FROM drivers JOIN trips ON drivers.driver = trips.driver"
+            + " WHERE fare > 0 AND region <> 'north' GROUP BY region",
+        "region_day");
+    assertNotAnswered("SELECT region, sum(fare) FROM trips t JOIN drivers d ON t.driver = d.driver GROUP BY region");
+  }
+
+  @Test
+  void predicateNotImpliedIsRejectedWithTheReason() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    Answer answer = assertNotAnswered("SELECT city, sum(fare) FROM trips WHERE fare >= 0 GROUP BY city");
+
+    assertThat(answer.report()).contains("not answered from " + q("city_day")).contains("do not imply the view's filter");
+  }
+
+  @Test
+  void filterOnANonGroupingColumnIsRejected() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    Answer answer = assertNotAnswered("SELECT city, sum(fare) FROM trips WHERE fare > 0 AND driver = 10 GROUP BY city");
+
+    assertThat(answer.report()).contains("needs a column the view does not keep");
+  }
+
+  @Test
+  void groupingFinerThanTheViewIsRejected() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    Answer answer = assertNotAnswered("SELECT city, driver, count(*) FROM trips WHERE fare > 0 GROUP BY city, driver");
+
+    assertThat(answer.report()).contains("finer groups");
+  }
+
+  @Test
+  void nonRollableAggregatesAreRejected() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    assertThat(assertNotAnswered("SELECT city, count(DISTINCT driver) FROM trips WHERE fare > 0 GROUP BY city").report())
+        .contains("needs its argument to be a grouping column");
+    assertThat(assertNotAnswered("SELECT city, stddev(fare) FROM trips WHERE fare > 0 GROUP BY city").report())
+        .contains("cannot be rolled up");
+    assertThat(assertNotAnswered("SELECT city, sum(tip * 2) FROM trips WHERE fare > 0 GROUP BY city").report())
+        .contains("is not a column of the view");
+  }
+
+  @Test
+  void viewWithHavingIsNotUsedForOtherQueries() {
+    sql("CREATE MATERIALIZED VIEW busy AS SELECT city, count(*) AS trips FROM trips GROUP BY city HAVING count(*) > 2");
+
+    Answer answer = assertNotAnswered("SELECT city, count(*) AS trips FROM trips GROUP BY city");
+
+    assertThat(answer.report()).contains("not answered from " + q("busy")).contains("HAVING");
+  }
+
+  @Test
+  void queryHavingIsAppliedOnTopOfTheAnswer() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+
+    assertAnsweredBy("SELECT city, sum(fare) AS s FROM trips WHERE fare > 0 GROUP BY city HAVING sum(fare) > 20", "city_day");
+  }
+
+  @Test
+  void staleViewIsNeverUsedUnlessWithinTheTolerance() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    sql("INSERT INTO trips VALUES (9, 'nara', 1, 10, 40, NULL)");
+
+    Answer stale = assertNotAnswered(CITY_DAY);
+    assertThat(stale.report()).contains("stale for the snapshots the query reads");
+
+    spark.conf().set(RewriteSettings.STALENESS_TOLERANCE, "1h");
+    Answer tolerated = withRewrite(CITY_DAY);
+    assertThat(tolerated.used()).as(tolerated.report()).containsExactly(q("city_day"));
+    assertThat(tolerated.report()).contains("within the staleness tolerance");
+    assertThat(tolerated.rows()).doesNotContain(withoutRewrite(CITY_DAY).stream().filter(r -> r.startsWith("nara")).findFirst().orElseThrow());
+
+    spark.conf().unset(RewriteSettings.STALENESS_TOLERANCE);
+    sql("REFRESH MATERIALIZED VIEW city_day");
+    assertAnsweredBy(CITY_DAY, "city_day");
+  }
+
+  @Test
+  void timeTravelIsAnsweredFromTheRefreshOfThatSnapshot() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    long before = currentSnapshot("trips");
+    sql("INSERT INTO trips VALUES (9, 'nara', 1, 10, 40, NULL)");
+    sql("REFRESH MATERIALIZED VIEW city_day");
+    long after = currentSnapshot("trips");
+    sql("INSERT INTO trips VALUES (10, 'nara', 2, 10, 41, NULL)");
+
+    String old = CITY_DAY.replace("FROM trips", "FROM trips VERSION AS OF " + before);
+    Answer answer = assertAnsweredBy(old, "city_day");
+    assertThat(answer.report()).contains("fresh at an earlier refresh");
+    assertAnsweredBy(CITY_DAY.replace("FROM trips", "FROM trips VERSION AS OF " + after), "city_day");
+    assertNotAnswered(CITY_DAY);
+  }
+
+  @Test
+  void queryOverAViewIsAnsweredFromAViewOverIt() {
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT id, upper(city) AS city, day, fare FROM trips WHERE fare > 0");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT city, day, count(*) AS trips, sum(fare) AS fares FROM silver GROUP BY city, day");
+
+    assertAnsweredBy("SELECT city, sum(fare) AS fares FROM silver GROUP BY city", "gold");
+    assertAnsweredBy("SELECT upper(city) AS c, day, count(*) FROM trips WHERE fare > 3 GROUP BY upper(city), day", "silver");
+  }
+
+  @Test
+  void cheapestOfSeveralViewsAnswers() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    sql("CREATE MATERIALIZED VIEW city_only AS SELECT city, count(*) AS trips, sum(fare) AS fares FROM trips WHERE fare > 0 GROUP BY city");
+
+    Answer answer = assertAnsweredBy("SELECT city, sum(fare) FROM trips WHERE fare > 0 GROUP BY city", "city_only");
+
+    assertThat(answer.report()).contains("not answered from " + q("city_day") + ": reads more than " + q("city_only"));
+  }
+
+  @Test
+  void refreshAndCreateNeverReadAViewInsteadOfTheirSources() {
+    sql("CREATE MATERIALIZED VIEW first AS " + CITY_DAY);
+    spark.conf().set(RewriteSettings.ENABLED, "true");
+    spark.conf().set(RewriteSettings.STALENESS_TOLERANCE, "1h");
+    try {
+      sql("INSERT INTO trips VALUES (9, 'nara', 1, 10, 40, NULL)");
+      sql("CREATE MATERIALIZED VIEW second AS " + CITY_DAY);
+      sql("CREATE OR REPLACE MATERIALIZED VIEW first AS " + CITY_DAY);
+      sql("INSERT INTO trips VALUES (10, 'nara', 2, 10, 41, NULL)");
+      sql("REFRESH MATERIALIZED VIEW second");
+    } finally {
+      spark.conf().set(RewriteSettings.ENABLED, "false");
+    }
+
+    assertThat(withoutRewrite("SELECT * FROM second")).isEqualTo(withoutRewrite(CITY_DAY));
+    assertThat(withoutRewrite("SELECT * FROM first")).isEqualTo(withoutRewrite(CITY_DAY.replace("fare > 0", "fare > 0 AND id < 10")));
+  }
+
+  @Test
+  void explainShowsTheStorageTableScan() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    spark.conf().set(RewriteSettings.ENABLED, "true");
+    try {
+      String plain = spark.sql("EXPLAIN " + CITY_DAY).first().getString(0);
+      String extended = spark.sql("EXPLAIN EXTENDED " + CITY_DAY).first().getString(0);
+
+      assertThat(plain).contains("city_day__storage").doesNotContain(ns + ".trips");
+      assertThat(extended).contains("== Optimized Logical Plan ==").contains("city_day__storage");
+    } finally {
+      spark.conf().set(RewriteSettings.ENABLED, "false");
+    }
+    assertThat(spark.sql("EXPLAIN " + CITY_DAY).first().getString(0)).doesNotContain("city_day__storage");
+  }
+
+  @Test
+  void rewriteIsOffByDefault() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    spark.conf().unset(RewriteSettings.ENABLED);
+
+    assertThat(spark.sql("EXPLAIN " + CITY_DAY).first().getString(0)).doesNotContain("city_day__storage");
+  }
+}
