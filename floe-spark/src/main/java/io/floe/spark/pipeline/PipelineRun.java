@@ -233,7 +233,10 @@ public final class PipelineRun {
       if (outcome.status() == RefreshStatus.SUCCEEDED) {
         RefreshResult refresh = outcome.result();
         String detail = refresh.type() + " in " + refresh.durationMs() + " ms, " + refresh.rowsRead() + " rows read, "
-            + refresh.rowsWritten() + " written, " + refresh.rowsRemoved() + " removed";
+            + refresh.rowsWritten() + " written, " + refresh.rowsRemoved() + " removed"
+            + (refresh.expectations().isEmpty()
+                ? ""
+                : "; expectations: " + String.join("; ", refresh.expectations().stream().map(e -> e.describe()).toList()));
         done = new DatasetOutcome(name, PipelineEvent.State.REFRESHED, Optional.of(refresh),
             before == PipelineEvent.State.UNCHANGED ? detail : before.name().toLowerCase(Locale.ROOT) + "; " + detail);
       } else {
