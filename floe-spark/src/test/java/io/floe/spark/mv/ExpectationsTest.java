@@ -35,7 +35,7 @@ class ExpectationsTest extends MvTestSupport {
         sql("CREATE MATERIALIZED VIEW silver (id, amount, day, CONSTRAINT has_amount EXPECT (amount IS NOT NULL), "
             + "CONSTRAINT valid_day EXPECT (try_to_timestamp(day, 'yyyy-MM-dd') IS NOT NULL)) "
             + "AS SELECT id, amount, day FROM orders").get(0);
-    assertThat(created.getString(9)).isEqualTo("has_amount: 2 passed, 1 failed (KEEP); valid_day: 2 passed, 1 failed (KEEP)");
+    assertThat(created.<String>getAs("expectations")).isEqualTo("has_amount: 2 passed, 1 failed (KEEP); valid_day: 2 passed, 1 failed (KEEP)");
     assertThat(count("SELECT * FROM silver")).isEqualTo(3);
     assertThat(recorded("silver"))
         .containsExactly(
@@ -55,7 +55,7 @@ class ExpectationsTest extends MvTestSupport {
     Row created =
         sql("CREATE MATERIALIZED VIEW silver (CONSTRAINT positive EXPECT (amount > 0) ON VIOLATION DROP ROW) "
             + "TBLPROPERTIES ('floe.expectations.quarantine' = 'true') AS SELECT id, amount FROM orders").get(0);
-    assertThat(created.getString(9)).isEqualTo("positive: 1 passed, 2 failed (DROP ROW)");
+    assertThat(created.<String>getAs("expectations")).isEqualTo("positive: 1 passed, 2 failed (DROP ROW)");
     assertSameRows("SELECT * FROM silver", "SELECT id, amount FROM orders WHERE amount > 0", 1);
     List<Row> quarantined = sql("SELECT id, _failed_constraints FROM silver__quarantine ORDER BY id");
     assertThat(quarantined).extracting(r -> r.getInt(0)).containsExactly(2, 3);
@@ -63,7 +63,7 @@ class ExpectationsTest extends MvTestSupport {
 
     sql("INSERT INTO orders VALUES (4, 1.00, '2024-01-04')");
     Row full = sql("REFRESH MATERIALIZED VIEW silver FULL").get(0);
-    assertThat(full.getString(9)).isEqualTo("positive: 2 passed, 2 failed (DROP ROW)");
+    assertThat(full.<String>getAs("expectations")).isEqualTo("positive: 2 passed, 2 failed (DROP ROW)");
     assertThat(count("SELECT * FROM silver__quarantine")).isEqualTo(2);
   }
 
@@ -103,11 +103,11 @@ class ExpectationsTest extends MvTestSupport {
     sql("INSERT INTO orders VALUES (3, 3.00, '2024-01-03'), (4, NULL, '2024-01-04'), (5, 5.00, '2024-01-05')");
     Row kept = refresh("kept");
     assertThat(kept.getString(1)).isEqualTo("INCREMENTAL");
-    assertThat(kept.getString(9)).isEqualTo("has_amount: 2 passed, 1 failed (KEEP)");
+    assertThat(kept.<String>getAs("expectations")).isEqualTo("has_amount: 2 passed, 1 failed (KEEP)");
     assertSameRows("SELECT * FROM kept", definition, 5);
     Row dropped = refresh("dropped");
     assertThat(dropped.getString(1)).isEqualTo("INCREMENTAL");
-    assertThat(dropped.getString(9)).isEqualTo("has_amount: 2 passed, 1 failed (DROP ROW)");
+    assertThat(dropped.<String>getAs("expectations")).isEqualTo("has_amount: 2 passed, 1 failed (DROP ROW)");
     assertSameRows("SELECT * FROM dropped", definition + " WHERE amount IS NOT NULL", 3);
     assertThat(recorded("dropped")).containsExactly(new ExpectationResult("has_amount", OnViolation.DROP_ROW, 2, 1));
 
@@ -134,7 +134,7 @@ class ExpectationsTest extends MvTestSupport {
     Row result = refresh("daily");
     assertThat(result.getString(1)).isEqualTo("FULL");
     assertThat(result.getString(2)).contains("expectations");
-    assertThat(result.getString(9)).isEqualTo("big: 1 passed, 1 failed (DROP ROW)");
+    assertThat(result.<String>getAs("expectations")).isEqualTo("big: 1 passed, 1 failed (DROP ROW)");
     assertSameRows("SELECT * FROM daily", "SELECT day, SUM(amount) AS total FROM orders GROUP BY day HAVING total > 5", 1);
   }
 
