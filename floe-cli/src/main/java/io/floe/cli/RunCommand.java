@@ -38,6 +38,9 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--full-refresh-all", description = "Refresh every dataset in full.")
   boolean fullRefreshAll;
 
+  @Option(names = "--no-server", description = "Start Spark here even when a floe server runs on the warehouse.")
+  boolean noServer;
+
   @Option(names = "--prune", description = "Drop the materialized views this pipeline created and no longer defines.")
   boolean prune;
 
@@ -48,7 +51,32 @@ final class RunCommand implements Callable<Integer> {
       return 2;
     }
     PipelineProject project = PipelineProject.load(pipeline.folder());
-    SparkSession spark = LakehouseSession.start(lakehouse, lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse")));
+    java.nio.file.Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
+    // A running server's warm Spark spares this command Spark's start-up.
+    java.util.Optional<io.floe.server.ServerInfo> server =
+        noServer ? java.util.Optional.empty() : io.floe.server.ServerLocator.find(warehouse);
+    if (server.isPresent()) {
+      PrintWriter out = spec.commandLine().getOut();
+      out.printf("Running pipeline %s on floe server %s%n", project.spec().name(), server.get().describe());
+      out.flush();
+      try (PipelineProgress progress = PipelineProgress.log(out, project.spec().name())) {
+        PipelineRunResult result =
+            new RemotePipelineRun(server.get()).run(pipeline.folder(), refresh, fullRefresh, fullRefreshAll, prune);
+        progress.finish(result);
+        return result.succeeded() ? 0 : 1;
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new io.floe.FloeException("Interrupted while the pipeline ran on the server", e);
+      }
+    }
+    return runEmbedded(project, warehouse);
+  }
+
+  /** Kept apart from {@link #call} so a run through the server never loads Spark's classes. */
+  private int runEmbedded(PipelineProject project, java.nio.file.Path warehouse) {
+    SparkSession spark = LakehouseSession.start(lakehouse, warehouse);
     PrintWriter out = spec.commandLine().getOut();
     try (PipelineProgress progress = PipelineProgress.open(out, project.spec().name())) {
       PipelineRunResult result =

@@ -19,6 +19,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import io.floe.pipeline.PipelineProject;
+import io.floe.spark.pipeline.PipelineRun;
+import io.floe.spark.pipeline.PipelineRunResult;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
@@ -67,6 +70,7 @@ final class HttpApi {
     app.post("/api/materialized-views/{name}/refresh", this::refresh);
     app.get("/api/refreshes", this::refreshes);
     app.post("/api/sql", this::sql);
+    app.post("/api/pipelines/run", this::runPipeline);
     app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
         .result(server.metrics().scrape()));
     app.exception(BadRequest.class, (e, ctx) -> error(ctx, e.status, e.getMessage()));
@@ -173,6 +177,57 @@ final class HttpApi {
     json(ctx, Map.of("refreshed", refreshed));
   }
 
+  /**
+   * Runs a pipeline project on the server's warm Spark, in a session of its own (a run sets the
+   * session's catalog and namespace per dataset), and answers each dataset's outcome.
+   */
+  private void runPipeline(Context ctx) throws JsonProcessingException {
+    JsonNode body = body(ctx);
+    String path = body.path("path").asText("");
+    if (path.isBlank()) {
+      throw new BadRequest(HttpStatus.BAD_REQUEST, "Give the project folder as {\"path\": \"...\"}");
+    }
+    if (server.stopping()) {
+      throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
+    }
+    PipelineRunResult result;
+    try {
+      result =
+          PipelineRun.of(
+                  (org.apache.spark.sql.classic.SparkSession) spark.newSession(),
+                  PipelineProject.load(java.nio.file.Path.of(path)))
+              .refresh(texts(body.path("refresh")))
+              .fullRefresh(texts(body.path("full-refresh")))
+              .fullRefreshAll(body.path("full-refresh-all").asBoolean(false))
+              .prune(body.path("prune").asBoolean(false))
+              .run();
+    } catch (RuntimeException e) {
+      LOG.info("Pipeline run over HTTP failed: {}", path, e);
+      throw new BadRequest(HttpStatus.BAD_REQUEST, e.getMessage());
+    }
+    List<Map<String, Object>> datasets = new ArrayList<>();
+    for (PipelineRun.DatasetOutcome outcome : result.datasets()) {
+      Map<String, Object> dataset = new LinkedHashMap<>();
+      dataset.put("dataset", outcome.dataset());
+      dataset.put("state", outcome.state().name());
+      dataset.put("detail", outcome.detail());
+      outcome.refresh().ifPresent(r -> dataset.put("refresh-type", r.type().name()));
+      datasets.add(dataset);
+    }
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("pipeline", result.pipeline());
+    answer.put("succeeded", result.succeeded());
+    answer.put("duration-ms", result.durationMs());
+    answer.put("datasets", datasets);
+    json(ctx, answer);
+  }
+
+  private static List<String> texts(JsonNode array) {
+    List<String> texts = new ArrayList<>();
+    array.forEach(item -> texts.add(item.asText()));
+    return texts;
+  }
+
   /** {@code ?full=true}, or {@code {"full": true}} in a JSON body. */
   private static boolean flag(Context ctx, String name) {
     String query = ctx.queryParam(name);
@@ -202,10 +257,6 @@ final class HttpApi {
     try {
       rows = spark.newSession().sql(sql.toString()).collectAsList();
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
-      if (isSyntaxError(e)) {
-        throw new BadRequest(HttpStatus.NOT_IMPLEMENTED,
-            "Refresh history is not available in this build of Floe: it does not support SHOW REFRESHES yet");
-      }
       throw new BadRequest(HttpStatus.BAD_REQUEST, FailureLine.of(e));
     }
     List<Map<String, Object>> refreshes = new ArrayList<>();
@@ -217,15 +268,6 @@ final class HttpApi {
       refreshes.add(jsonValues(values));
     }
     json(ctx, Map.of("refreshes", refreshes));
-  }
-
-  private static boolean isSyntaxError(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t.getClass().getSimpleName().equals("ParseException")) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private void sql(Context ctx) throws JsonProcessingException {

@@ -107,4 +107,20 @@ class ServerClientTest {
     String printed = lines.stream().filter(l -> !l.startsWith("[")).map(l -> l + "\n").collect(Collectors.joining());
     assertThat(printed).isEqualTo(floe("--no-server", "--no-timing", "-e", sql).out());
   }
+
+  @Test
+  void floeRunSendsThePipelineToTheServerAndPrintsItsSummary() throws Exception {
+    java.nio.file.Files.writeString(temp.resolve("floe.yml"), "name: client_pipeline\ncatalog: lake\nnamespace: " + ns + "\n");
+    java.nio.file.Files.writeString(temp.resolve("big.sql"), "CREATE MATERIALIZED VIEW big_cities AS SELECT name FROM cities WHERE pop > 10;\n");
+    StringWriter out = new StringWriter();
+    CommandLine cmd = Floe.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(new StringWriter(), true));
+    int code = cmd.execute("run", "--warehouse=" + SharedSpark.warehouse(), temp.toString());
+    assertThat(code).as(out.toString()).isZero();
+    assertThat(out.toString())
+        .contains("Running pipeline client_pipeline on floe server")
+        .contains("REFRESHED  lake." + ns + ".big_cities  created; FULL");
+    assertThat(SharedSpark.session().sql("SELECT * FROM lake." + ns + ".big_cities").count()).isEqualTo(2);
+  }
 }

@@ -174,15 +174,42 @@ class FloeServerTest {
   }
 
   @Test
-  void refreshHistoryAnswers501UntilShowRefreshesExists() throws Exception {
-    Http.Response response = Http.get(base, "/api/refreshes?mv=" + q("gold") + "&limit=5");
-    if (response.status() == 200) { // once the refresh history is part of the build
-      assertThat(json(response).path("refreshes").isArray()).isTrue();
-    } else {
-      assertThat(response.status()).isEqualTo(501);
-      assertThat(json(response).path("error").asText()).contains("SHOW REFRESHES");
-    }
+  void refreshHistoryListsTheRefreshesOfAViewNewestFirst() throws Exception {
+    spark.sql("CREATE TABLE " + q("h_src") + " (v INT)");
+    spark.sql("INSERT INTO " + q("h_src") + " VALUES (1)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("h_mv") + " AS SELECT v FROM " + q("h_src"));
+    spark.sql("INSERT INTO " + q("h_src") + " VALUES (2)");
+    assertThat(Http.post(base, "/api/materialized-views/" + q("h_mv") + "/refresh", "").status()).isEqualTo(200);
+    Http.Response response = Http.get(base, "/api/refreshes?mv=" + q("h_mv") + "&limit=5");
+    assertThat(response.status()).isEqualTo(200);
+    JsonNode refreshes = json(response).path("refreshes");
+    assertThat(refreshes).hasSize(2);
+    assertThat(refreshes.get(0).path("materialized_view").asText()).isEqualTo(q("h_mv"));
+    assertThat(refreshes.get(0).path("refresh_type").asText()).isEqualTo("INCREMENTAL");
+    assertThat(refreshes.get(1).path("refresh_type").asText()).isEqualTo("FULL");
     assertThat(Http.get(base, "/api/refreshes?limit=many").status()).isEqualTo(400);
+  }
+
+  @Test
+  void aPipelineRunsOnTheServersSparkAndAnswersEachDatasetsOutcome() throws Exception {
+    java.nio.file.Path project = java.nio.file.Files.createTempDirectory("floe-server-pipeline");
+    java.nio.file.Files.writeString(project.resolve("floe.yml"), "name: srv_pipeline\ncatalog: lake\nnamespace: " + ns + "\n");
+    spark.sql("CREATE TABLE " + q("p_src") + " (v INT)");
+    spark.sql("INSERT INTO " + q("p_src") + " VALUES (1), (5)");
+    java.nio.file.Files.writeString(project.resolve("views.sql"), "CREATE MATERIALIZED VIEW p_big AS SELECT v FROM p_src WHERE v > 2;\n");
+    Http.Response response = Http.post(base, "/api/pipelines/run", JSON.writeValueAsString(Map.of("path", project.toString())));
+    assertThat(response.status()).as(response.body()).isEqualTo(200);
+    JsonNode answer = json(response);
+    assertThat(answer.path("succeeded").asBoolean()).isTrue();
+    assertThat(answer.path("datasets").get(0).path("dataset").asText()).isEqualTo(q("p_big"));
+    assertThat(answer.path("datasets").get(0).path("state").asText()).isEqualTo("REFRESHED");
+    assertThat(rows("SELECT * FROM " + q("p_big"))).containsExactly("[5]");
+
+    java.nio.file.Files.writeString(project.resolve("views.sql"), "CREATE MATERIALIZED VIEW p_big AS SELECT v FROM no_such_table;\n");
+    Http.Response broken = Http.post(base, "/api/pipelines/run", JSON.writeValueAsString(Map.of("path", project.toString())));
+    assertThat(broken.status()).isEqualTo(400);
+    assertThat(json(broken).path("error").asText()).contains("Pipeline srv_pipeline has 1 problem").contains("no_such_table");
+    assertThat(Http.post(base, "/api/pipelines/run", "{}").status()).isEqualTo(400);
   }
 
   @Test
