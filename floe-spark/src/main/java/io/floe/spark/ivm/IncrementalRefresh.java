@@ -155,15 +155,13 @@ public final class IncrementalRefresh {
       String merge;
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.KEYED) {
-        if (!check.isEmpty()) {
-          return new Fallback("expectations of a view whose rows are recomputed by key are checked by a full refresh");
-        }
         List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
         KeyedRecompute.Change change =
-            new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead);
+            new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead, check);
         if (change.rows().isEmpty()) {
           return new Fallback(change.fallback());
         }
+        expectations = change.expectations();
         change.rows().get().createOrReplaceTempView(changes);
         counts = linearCounts(change.rows().get());
         merge = linearMerge(mv, changes);

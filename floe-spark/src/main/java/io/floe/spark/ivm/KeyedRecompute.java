@@ -8,8 +8,10 @@ import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.xxhash64;
 
+import io.floe.refresh.ExpectationResult;
 import io.floe.spark.capture.ChangeCapture;
 import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.refresh.ExpectationCheck;
 import io.floe.spark.refresh.PinnedDefinition;
 import io.floe.spark.refresh.Source;
 import java.util.ArrayList;
@@ -32,7 +34,11 @@ import org.apache.spark.sql.types.DataType;
  */
 final class KeyedRecompute {
   /** The change to merge, or the reason it cannot be computed incrementally. */
-  record Change(Optional<Dataset<Row>> rows, String fallback) {}
+  record Change(Optional<Dataset<Row>> rows, String fallback, List<ExpectationResult> expectations) {
+    Change(Optional<Dataset<Row>> rows, String fallback) {
+      this(rows, fallback, List.of());
+    }
+  }
 
   private static final String WEIGHT = ChangeCapture.WEIGHT;
   private static final String MATCHED = "__floe_matched_";
@@ -58,7 +64,8 @@ final class KeyedRecompute {
       PinnedDefinition pinned,
       List<Source> changed,
       List<Dataset<Row>> zsets,
-      Map<String, Long> rowsRead) {
+      Map<String, Long> rowsRead,
+      ExpectationCheck check) {
     List<String> view = mv.viewColumns();
     Dataset<Row> fresh =
         org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan()).toDF(view.toArray(new String[0]));
@@ -93,15 +100,24 @@ final class KeyedRecompute {
         spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
     Dataset<Row> removed =
         touchedRows(old, view, shape, touched).select(withWeight(view, col(StorageLayout.quote(StorageLayout.COUNT)).multiply(-1)));
-    Dataset<Row> added =
-        touchedRows(fresh, view, shape, touched).groupBy(columns(view)).agg(count(lit(1)).as(WEIGHT));
+    Dataset<Row> recomputed = touchedRows(fresh, view, shape, touched);
+    List<ExpectationResult> expectations = List.of();
+    if (!check.isEmpty()) {
+      // The recomputed rows of the touched keys are the change the expectations judge; the stored
+      // rows they replace passed when they were stored, so dropping here keeps the view consistent.
+      recomputed = recomputed.localCheckpoint(true);
+      expectations = check.evaluate(recomputed);
+      check.quarantine(recomputed, System.currentTimeMillis(), false);
+      recomputed = check.keepPassing(recomputed);
+    }
+    Dataset<Row> added = recomputed.groupBy(columns(view)).agg(count(lit(1)).as(WEIGHT));
     Dataset<Row> change =
         removed.unionByName(added.select(withWeight(view, col(WEIGHT))))
             .groupBy(columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
             .filter(col(WEIGHT).notEqual(0))
             .withColumn(StorageLayout.KEY, xxhash64(columns(view)));
-    return new Change(Optional.of(change.localCheckpoint(true)), "");
+    return new Change(Optional.of(change.localCheckpoint(true)), "", expectations);
   }
 
   /** A view row's value of a key column: the first non-null of its positions. */

@@ -394,7 +394,7 @@ public final class RefreshExecutor {
     if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
       return Optional.of(shape.reason());
     }
-    if (!mv.expectations().isEmpty() && shape.kind() != DefinitionShape.Kind.LINEAR) {
+    if (!mv.expectations().isEmpty() && shape.kind() == DefinitionShape.Kind.AGGREGATE) {
       return Optional.of("expectations on a GROUP BY or DISTINCT definition are evaluated by a full refresh");
     }
     if (mv.layout() != shape.layout()) {

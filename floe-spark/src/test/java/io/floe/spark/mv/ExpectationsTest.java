@@ -125,6 +125,30 @@ class ExpectationsTest extends MvTestSupport {
   }
 
   @Test
+  void aViewRecomputedByKeyJudgesTheRecomputedRowsOnly() {
+    sql(ORDERS);
+    sql("INSERT INTO orders VALUES (1, 10.00, '2024-01-01'), (1, 10.00, '2024-01-01'), (2, NULL, '2024-01-02')");
+    // The seed's deduplication: the first row per order id, a window partitioned by the id.
+    String definition = "SELECT id, amount, day FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY day) AS n "
+        + "FROM orders) WHERE n = 1";
+    sql("CREATE MATERIALIZED VIEW dedup (CONSTRAINT has_amount EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW) AS "
+        + definition);
+    assertSameRows("SELECT * FROM dedup", definition + " AND amount IS NOT NULL", 1);
+
+    sql("INSERT INTO orders VALUES (3, NULL, '2024-01-03'), (4, 4.00, '2024-01-04'), (4, 4.00, '2024-01-04')");
+    Row refreshed = refresh("dedup");
+    assertThat(refreshed.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(refreshed.<String>getAs("expectations")).isEqualTo("has_amount: 1 passed, 1 failed (DROP ROW)");
+    assertSameRows("SELECT * FROM dedup", definition + " AND amount IS NOT NULL", 2);
+
+    sql("UPDATE orders SET amount = 3.00 WHERE id = 3");
+    Row fixed = refresh("dedup");
+    assertThat(fixed.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(fixed.<String>getAs("expectations")).isEqualTo("has_amount: 1 passed, 0 failed (DROP ROW)");
+    assertSameRows("SELECT * FROM dedup", definition + " AND amount IS NOT NULL", 3);
+  }
+
+  @Test
   void anAggregateWithExpectationsRefreshesInFull() {
     sql(ORDERS);
     sql("INSERT INTO orders VALUES (1, 10.00, '2024-01-01'), (2, 2.00, '2024-01-01')");
