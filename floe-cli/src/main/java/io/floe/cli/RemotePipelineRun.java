@@ -1,18 +1,14 @@
 package io.floe.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.floe.FloeException;
 import io.floe.server.ServerInfo;
 import io.floe.spark.pipeline.PipelineEvent;
 import io.floe.spark.pipeline.PipelineRun;
 import io.floe.spark.pipeline.PipelineRunResult;
 import java.io.IOException;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +19,7 @@ import java.util.Optional;
  * the datasets' outcomes come back. Loads no Spark class here.
  */
 final class RemotePipelineRun {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON = ServerCall.JSON;
 
   private final ServerInfo server;
   private final HttpClient client = HttpClient.newHttpClient();
@@ -42,21 +38,7 @@ final class RemotePipelineRun {
     fullRefresh.forEach(fullNode::add);
     body.put("full-refresh-all", fullRefreshAll);
     body.put("prune", prune);
-    HttpRequest request = HttpRequest.newBuilder(server.baseUri().resolve("/api/pipelines/run"))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
-        .build();
-    HttpResponse<String> response;
-    try {
-      response = client.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new FloeException("Lost the floe server at " + server.baseUri() + " (" + server.describe()
-          + "): " + e.getMessage() + "; use --no-server to run without it", e);
-    }
-    JsonNode answer = JSON.readTree(response.body());
-    if (response.statusCode() != 200) {
-      throw new FloeException(answer.path("error").asText("floe server answered HTTP " + response.statusCode()));
-    }
+    JsonNode answer = ServerCall.post(client, server, "/api/pipelines/run", body);
     List<PipelineRun.DatasetOutcome> outcomes = new ArrayList<>();
     for (JsonNode dataset : answer.path("datasets")) {
       outcomes.add(new PipelineRun.DatasetOutcome(

@@ -1,16 +1,12 @@
 package io.floe.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.floe.FloeException;
 import io.floe.cli.output.OutputFormat;
 import io.floe.cli.output.QueryResult;
 import io.floe.server.ServerInfo;
 import java.io.IOException;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -20,7 +16,7 @@ import java.util.UUID;
  * session per instance, so {@code USE} and {@code SET} carry over between statements.
  */
 final class RemoteSqlSession implements SqlSession {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON = ServerCall.JSON;
 
   private final ServerInfo server;
   private final HttpClient client = HttpClient.newHttpClient();
@@ -36,21 +32,7 @@ final class RemoteSqlSession implements SqlSession {
     body.put("sql", sql);
     body.put("format", format == OutputFormat.JSON ? "json" : "rows");
     body.put("session", sessionId);
-    HttpRequest request = HttpRequest.newBuilder(server.baseUri().resolve("/api/sql"))
-        .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
-        .build();
-    HttpResponse<String> response;
-    try {
-      response = client.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new FloeException("Lost the floe server at " + server.baseUri() + " (" + server.describe()
-          + "): " + e.getMessage() + "; use --no-server to run without it", e);
-    }
-    JsonNode result = JSON.readTree(response.body());
-    if (response.statusCode() != 200) {
-      throw new FloeException(result.path("error").asText("floe server answered HTTP " + response.statusCode()));
-    }
+    JsonNode result = ServerCall.post(client, server, "/api/sql", body);
     return new QueryResult(
         texts(result.path("columns")),
         rows(result.path("rows")),
