@@ -1,35 +1,37 @@
 package io.floe.server;
 
 import io.floe.cli.output.FailureLine;
+import io.floe.refresh.RefreshOutcome;
+import io.floe.refresh.RefreshRun;
+import io.floe.refresh.RefreshStatus;
 import io.floe.refresh.RefreshTrigger;
 import io.floe.schedule.PlannedRefresh;
+import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.refresh.GraphRefresh;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
 import java.util.function.BooleanSupplier;
-import org.apache.spark.SparkContext;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the refreshes the server starts: a scheduler round, or one asked for over the API. This is
- * the only place the server invokes a refresh; each runs as a {@code REFRESH MATERIALIZED VIEW}
- * statement on the calling thread with the trigger and run id set as Spark local properties.
+ * Runs the refreshes the server starts: a scheduler round, as one {@link GraphRefresh} whose
+ * refreshes are recorded with their schedule or change trigger, or one asked for over the API, as
+ * the user's {@code REFRESH MATERIALIZED VIEW} statement. This is the only place the server
+ * invokes a refresh.
  */
 final class ScheduledRefresh {
-  static final String TRIGGER_PROPERTY = "floe.refresh.trigger";
-  static final String RUN_ID_PROPERTY = "floe.refresh.run-id";
   private static final Logger LOG = LoggerFactory.getLogger(ScheduledRefresh.class);
 
   /** What one refresh statement did: its result rows as column → value, or its error. */
-  record Outcome(String mv, RefreshTrigger trigger, List<Map<String, Object>> refreshed, String error) {
+  record Outcome(String mv, List<Map<String, Object>> refreshed, String error) {
     boolean failed() {
       return error != null;
     }
@@ -44,65 +46,75 @@ final class ScheduledRefresh {
   }
 
   /**
-   * Runs a round in order under one run id. A view whose upstream failed in this round is skipped
-   * rather than refreshed from a half-updated pipeline; {@code stopping} ends the round between
-   * two refreshes.
+   * Runs a round as one graph refresh under one run: every source outside the round is pinned
+   * once, a view refreshes after the views of the round it reads and never after one of them
+   * failed, and {@code stopping} lets the refreshes in flight finish but starts no other.
    */
-  List<Outcome> runRound(List<PlannedRefresh> round, BooleanSupplier stopping) {
-    String runId = UUID.randomUUID().toString();
-    Set<String> failed = new HashSet<>();
-    List<Outcome> outcomes = new ArrayList<>();
+  List<RefreshOutcome> runRound(List<PlannedRefresh> round, BooleanSupplier stopping) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(classic());
+    List<MaterializedView> due = new ArrayList<>();
+    List<RefreshOutcome> unreadable = new ArrayList<>();
     for (PlannedRefresh planned : round) {
-      if (stopping.getAsBoolean()) {
-        break;
-      }
-      List<String> failedUpstream = planned.after().stream().filter(failed::contains).toList();
-      if (!failedUpstream.isEmpty()) {
-        LOG.warn("Skipping the refresh of {}: upstream {} failed in this round", planned.name(), failedUpstream);
-        failed.add(planned.name());
-        continue;
-      }
       LOG.info("Due: {} ({})", planned.name(), planned.reason());
-      Outcome outcome = refresh(planned.name(), planned.trigger(), runId, "");
-      if (outcome.failed()) {
-        failed.add(planned.name());
+      try {
+        due.add(catalog.loadExisting(catalog.resolve(List.of(planned.name().split("\\.")), null, null), "refresh"));
+      } catch (RuntimeException e) { // dropped since the poll read it
+        LOG.warn("Cannot refresh {}: {}", planned.name(), FailureLine.of(e));
+        unreadable.add(RefreshOutcome.failed(planned.name(), e));
       }
-      outcomes.add(outcome);
+    }
+    RefreshRun run = RefreshRun.start(round.get(0).trigger());
+    GraphRefresh graph = GraphRefresh.of(classic()).targets(due).downstream(false).run(run).stopWhen(stopping);
+    Map<String, RefreshTrigger> triggers = new HashMap<>();
+    for (PlannedRefresh planned : round) {
+      graph.trigger(planned.name(), planned.trigger());
+      triggers.put(planned.name(), planned.trigger());
+    }
+    List<RefreshOutcome> outcomes = new ArrayList<>(unreadable);
+    if (!due.isEmpty()) {
+      outcomes.addAll(graph.refresh().outcomes());
+    }
+    for (RefreshOutcome outcome : outcomes) {
+      String trigger = propertyValue(triggers.getOrDefault(outcome.materializedView(), run.trigger()));
+      outcome.refreshResult().ifPresentOrElse(
+          result -> metrics.refreshSucceeded(result.materializedView(), result.type().name(), trigger,
+              result.durationMs(), result.rowsRead(), result.rowsWritten()),
+          () -> {
+            if (outcome.status() == RefreshStatus.FAILED) {
+              metrics.refreshFailed(outcome.materializedView(), trigger);
+            }
+          });
     }
     return outcomes;
   }
 
-  /** A refresh asked for by a user, with the statement's {@code FULL} and {@code CASCADE}. */
-  Outcome refreshNow(String mv, boolean full, boolean cascade) {
-    return refresh(mv, RefreshTrigger.MANUAL, null, (full ? " FULL" : "") + (cascade ? " CASCADE" : ""));
+  private org.apache.spark.sql.classic.SparkSession classic() {
+    return (org.apache.spark.sql.classic.SparkSession) spark;
   }
 
-  private Outcome refresh(String mv, RefreshTrigger trigger, String runId, String options) {
-    LOG.info("Refreshing {}{} (trigger {})", mv, options, propertyValue(trigger));
-    SparkContext context = spark.sparkContext();
-    if (trigger != RefreshTrigger.MANUAL) {
-      context.setLocalProperty(TRIGGER_PROPERTY, propertyValue(trigger));
-      context.setLocalProperty(RUN_ID_PROPERTY, runId);
-    }
+  /**
+   * A refresh asked for by a user, run as the {@code REFRESH MATERIALIZED VIEW} statement with its
+   * {@code FULL} and {@code CASCADE}, so that it reports and records exactly what the statement does.
+   */
+  Outcome refreshNow(String mv, boolean full, boolean cascade) {
+    String options = (full ? " FULL" : "") + (cascade ? " CASCADE" : "");
+    String trigger = propertyValue(RefreshTrigger.MANUAL);
+    LOG.info("Refreshing {}{} (trigger {})", mv, options, trigger);
     try {
       List<Map<String, Object>> refreshed = new ArrayList<>();
-      List<Row> rows = spark.sql("REFRESH MATERIALIZED VIEW " + mv + options).collectAsList();
-      for (Row row : rows) {
+      for (Row row : spark.sql("REFRESH MATERIALIZED VIEW " + mv + options).collectAsList()) {
         Map<String, Object> values = new LinkedHashMap<>();
         Arrays.stream(row.schema().fieldNames()).forEach(f -> values.put(f, row.getAs(f)));
         refreshed.add(values);
         metrics.refreshSucceeded(String.valueOf(values.get("materialized_view")),
-            String.valueOf(values.get("refresh_type")), propertyValue(trigger), number(values.get("duration_ms")),
+            String.valueOf(values.get("refresh_type")), trigger, number(values.get("duration_ms")),
             number(values.get("rows_read")), number(values.get("rows_written")));
       }
-      return new Outcome(mv, trigger, refreshed, null);
+      return new Outcome(mv, refreshed, null);
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
-      LOG.error("Refresh of {} ({}) failed", mv, propertyValue(trigger), e);
-      metrics.refreshFailed(mv, propertyValue(trigger));
-      return new Outcome(mv, trigger, List.of(), FailureLine.of(e));
-    } finally {
-      context.setLocalProperty(TRIGGER_PROPERTY, null);
-      context.setLocalProperty(RUN_ID_PROPERTY, null);
+      LOG.error("Refresh of {} ({}) failed", mv, trigger, e);
+      metrics.refreshFailed(mv, trigger);
+      return new Outcome(mv, List.of(), FailureLine.of(e));
     }
   }
 

@@ -1,5 +1,6 @@
 package io.floe.server;
 
+import io.floe.refresh.RefreshOutcome;
 import io.floe.schedule.PlannedRefresh;
 import io.floe.schedule.RefreshPlanner;
 import io.floe.schedule.ScheduledView;
@@ -37,21 +38,23 @@ final class Scheduler {
   }
 
   /** Looks at every view and runs the due refreshes. */
-  List<ScheduledRefresh.Outcome> poll(BooleanSupplier stopping) {
+  List<RefreshOutcome> poll(BooleanSupplier stopping) {
     List<ViewStatus> current = views.scan();
     metrics.observe(current);
     List<PlannedRefresh> round = planner.dueRefreshes(current.stream().map(this::scheduledView).toList());
     if (round.isEmpty()) {
       return List.of();
     }
-    List<ScheduledRefresh.Outcome> outcomes = refresh.runRound(round, stopping);
+    List<RefreshOutcome> outcomes = refresh.runRound(round, stopping);
     Instant now = clock.instant();
-    for (ScheduledRefresh.Outcome outcome : outcomes) {
-      if (outcome.failed()) {
-        lastFailure.put(outcome.mv(), now);
-        LOG.warn("Scheduled refresh of {} failed: {}", outcome.mv(), outcome.error());
-      } else {
-        lastFailure.remove(outcome.mv());
+    for (RefreshOutcome outcome : outcomes) {
+      switch (outcome.status()) {
+        case FAILED -> {
+          lastFailure.put(outcome.materializedView(), now);
+          LOG.warn("Scheduled refresh of {} failed: {}", outcome.materializedView(), outcome.message());
+        }
+        case SKIPPED -> LOG.warn("Scheduled refresh of {} skipped: {}", outcome.materializedView(), outcome.message());
+        case SUCCEEDED -> lastFailure.remove(outcome.materializedView());
       }
     }
     return outcomes;

@@ -109,6 +109,11 @@ class FloeServerTest {
     assertThat(server.metrics().scrape())
         .containsPattern("floe_refreshes_total\\{mv=\"" + q("gold").replace(".", "\\.")
             + "\",status=\"success\",trigger=\"change\",type=\"[A-Z_]+\"} [1-9]");
+    // One round, one run: Gold refreshed from what Silver committed in it.
+    org.apache.spark.sql.Row silverRefresh = spark.sql("SHOW REFRESHES FOR " + q("silver") + " LIMIT 1").first();
+    org.apache.spark.sql.Row goldRefresh = spark.sql("SHOW REFRESHES FOR " + q("gold") + " LIMIT 1").first();
+    assertThat(goldRefresh.<String>getAs("trigger")).isEqualTo("CHANGE");
+    assertThat(goldRefresh.<String>getAs("run_id")).isEqualTo(silverRefresh.<String>getAs("run_id"));
   }
 
   @Test

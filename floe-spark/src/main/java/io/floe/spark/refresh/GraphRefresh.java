@@ -6,6 +6,7 @@ import io.floe.refresh.RefreshOutcome;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshRun;
 import io.floe.refresh.RefreshStatus;
+import io.floe.refresh.RefreshTrigger;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
@@ -28,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.apache.spark.sql.classic.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +72,8 @@ public final class GraphRefresh {
   private boolean downstream = true;
   private Integer parallelism;
   private RefreshRun run;
+  private final Map<String, RefreshTrigger> triggers = new HashMap<>();
+  private BooleanSupplier stopping = () -> false;
   private RefreshListener listener = new RefreshListener() {};
 
   private GraphRefresh(SparkSession spark) {
@@ -133,6 +137,24 @@ public final class GraphRefresh {
     return this;
   }
 
+  /**
+   * Records this view's refresh with its own trigger instead of the run's: a scheduler round may
+   * refresh one view because its interval came round and another because a source changed.
+   */
+  public GraphRefresh trigger(String materializedView, RefreshTrigger trigger) {
+    triggers.put(materializedView, trigger);
+    return this;
+  }
+
+  /**
+   * Starts no further refresh once {@code stop} says so: the views not started yet are skipped,
+   * the ones in flight finish.
+   */
+  public GraphRefresh stopWhen(BooleanSupplier stop) {
+    this.stopping = stop;
+    return this;
+  }
+
   public GraphRefresh listener(RefreshListener refreshListener) {
     this.listener = refreshListener;
     return this;
@@ -176,9 +198,10 @@ public final class GraphRefresh {
     }
 
     Map<String, Source> pins = pinOutsideSources(order, views, selected);
+    Map<String, Set<String>> waitsOn = nearestSelectedSources(graph, order, selected);
     Map<String, Integer> waitingFor = new HashMap<>();
     for (String name : order) {
-      waitingFor.put(name, (int) graph.sourcesOf(name).stream().filter(selected::contains).count());
+      waitingFor.put(name, waitsOn.get(name).size());
     }
 
     Map<String, RefreshOutcome> outcomes = new HashMap<>();
@@ -191,10 +214,28 @@ public final class GraphRefresh {
       while (outcomes.size() < order.size()) {
         while (!ready.isEmpty()) {
           String name = ready.removeFirst();
+          if (stopping.getAsBoolean()) {
+            RefreshOutcome stopped = RefreshOutcome.skipped(name, "the refresh run was stopped before it started");
+            recordSkip(views.get(name), runOf(theRun, name), stopped, outcomes);
+            continue;
+          }
           MaterializedView mv = views.get(name);
           Map<String, Source> pinned = Map.copyOf(pins);
-          done.submit(() -> refreshOne(mv, theRun, pinned));
+          RefreshRun viewRun = runOf(theRun, name);
+          done.submit(() -> refreshOne(mv, viewRun, pinned));
           running++;
+        }
+        if (outcomes.size() == order.size()) {
+          break;
+        }
+        if (running == 0 && stopping.getAsBoolean()) {
+          for (String name : order) {
+            if (!outcomes.containsKey(name)) {
+              recordSkip(views.get(name), runOf(theRun, name),
+                  RefreshOutcome.skipped(name, "the refresh run was stopped before it started"), outcomes);
+            }
+          }
+          break;
         }
         if (running == 0) {
           throw new IllegalStateException("Graph refresh stalled with " + (order.size() - outcomes.size()) + " views left");
@@ -205,8 +246,9 @@ public final class GraphRefresh {
         listener.finished(outcome);
         if (outcome.status() == RefreshStatus.SUCCEEDED) {
           pinCommitted(views.get(outcome.materializedView()), outcome.result(), pins);
-          for (String reader : graph.readersOf(outcome.materializedView())) {
-            if (selected.contains(reader) && waitingFor.merge(reader, -1, Integer::sum) == 0 && !outcomes.containsKey(reader)) {
+          for (String reader : order) {
+            if (waitsOn.get(reader).contains(outcome.materializedView())
+                && waitingFor.merge(reader, -1, Integer::sum) == 0 && !outcomes.containsKey(reader)) {
               ready.addLast(reader);
             }
           }
@@ -294,14 +336,52 @@ public final class GraphRefresh {
     Set<String> readers = new HashSet<>(graph.allReadersOf(failed.materializedView()));
     for (String name : order) {
       if (readers.contains(name) && selected.contains(name) && !outcomes.containsKey(name)) {
-        RefreshOutcome skipped = RefreshOutcome.skipped(name, cause);
-        new RefreshExecutor(spark)
-            .recordSkipped(views.get(name), theRun, cause)
-            .ifPresent(warning -> LOG.warn("{}", warning));
-        outcomes.put(name, skipped);
-        listener.finished(skipped);
+        recordSkip(views.get(name), runOf(theRun, name), RefreshOutcome.skipped(name, cause), outcomes);
       }
     }
+  }
+
+  private void recordSkip(
+      MaterializedView mv, RefreshRun viewRun, RefreshOutcome skipped, Map<String, RefreshOutcome> outcomes) {
+    new RefreshExecutor(spark)
+        .recordSkipped(mv, viewRun, skipped.message())
+        .ifPresent(warning -> LOG.warn("{}", warning));
+    outcomes.put(skipped.materializedView(), skipped);
+    listener.finished(skipped);
+  }
+
+  /** The run as this view's refresh records it: the run's id, with the view's own trigger if it has one. */
+  private RefreshRun runOf(RefreshRun theRun, String name) {
+    RefreshTrigger own = triggers.get(name);
+    return own == null ? theRun : new RefreshRun(theRun.runId(), own);
+  }
+
+  /**
+   * For each view of the run, the views of the run it must wait for: its sources that are in the
+   * run, and, through each source that is not, that source's own nearest sources in the run. A
+   * view reading a refreshed view through one left out still refreshes after it.
+   */
+  private static Map<String, Set<String>> nearestSelectedSources(
+      DependencyGraph<String> graph, List<String> order, Set<String> selected) {
+    Map<String, Set<String>> nearest = new HashMap<>();
+    for (String name : order) {
+      Set<String> found = new LinkedHashSet<>();
+      Deque<String> queue = new ArrayDeque<>(graph.sourcesOf(name));
+      Set<String> seen = new HashSet<>();
+      while (!queue.isEmpty()) {
+        String source = queue.removeFirst();
+        if (!seen.add(source)) {
+          continue;
+        }
+        if (selected.contains(source)) {
+          found.add(source);
+        } else {
+          queue.addAll(graph.sourcesOf(source));
+        }
+      }
+      nearest.put(name, found);
+    }
+    return nearest;
   }
 
   private static RefreshOutcome take(CompletionService<RefreshOutcome> done) {

@@ -214,4 +214,77 @@ class GraphRefreshTest extends MvTestSupport {
     assertThat(result.outcomes()).extracting(RefreshOutcome::materializedView).containsExactly(full("silver"));
     assertThat(freshness("gold")).isNotEqualTo("FRESH");
   }
+
+  @Test
+  void aTargetReadingAnotherThroughAViewLeftOutStartsAfterIt() {
+    sql("CREATE MATERIALIZED VIEW bronze_copy AS SELECT id, v FROM events");
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT id, v FROM bronze_copy WHERE v > 0");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n FROM silver");
+    sql("INSERT INTO events VALUES (3, 30)");
+    List<String> events = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+    GraphRefreshResult result =
+        graph().targets(List.of(mv("gold"), mv("bronze_copy"))).downstream(false).parallelism(2)
+            .listener(new RefreshListener() {
+              @Override
+              public void started(String materializedView) {
+                events.add("start " + materializedView);
+              }
+
+              @Override
+              public void finished(RefreshOutcome outcome) {
+                events.add("end " + outcome.materializedView());
+              }
+            })
+            .refresh();
+
+    assertThat(result.succeeded()).isTrue();
+    assertThat(events).containsExactly(
+        "start " + full("bronze_copy"), "end " + full("bronze_copy"), "start " + full("gold"), "end " + full("gold"));
+  }
+
+  @Test
+  void eachViewIsRecordedWithItsOwnTriggerUnderTheRunsId() {
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT id, v FROM events");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n FROM silver");
+    sql("INSERT INTO events VALUES (3, 30)");
+
+    GraphRefreshResult result =
+        graph().targets(List.of(mv("silver"), mv("gold")))
+            .run(io.floe.refresh.RefreshRun.start(io.floe.refresh.RefreshTrigger.SCHEDULE))
+            .trigger(full("silver"), io.floe.refresh.RefreshTrigger.CHANGE)
+            .refresh();
+
+    assertThat(result.succeeded()).isTrue();
+    Row silver = sql("SHOW REFRESHES FOR silver LIMIT 1").get(0);
+    Row gold = sql("SHOW REFRESHES FOR gold LIMIT 1").get(0);
+    assertThat(silver.<String>getAs("trigger")).isEqualTo("CHANGE");
+    assertThat(gold.<String>getAs("trigger")).isEqualTo("SCHEDULE");
+    assertThat(silver.<String>getAs("run_id")).isEqualTo(result.run().runId()).isEqualTo(gold.<String>getAs("run_id"));
+  }
+
+  @Test
+  void aStoppedRunFinishesTheRefreshInFlightAndSkipsTheRest() {
+    sql("CREATE MATERIALIZED VIEW silver AS SELECT id, v FROM events");
+    sql("CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n FROM silver");
+    sql("INSERT INTO events VALUES (3, 30)");
+    AtomicBoolean stop = new AtomicBoolean();
+
+    GraphRefreshResult result =
+        graph().target(mv("silver")).stopWhen(stop::get)
+            .listener(new RefreshListener() {
+              @Override
+              public void started(String materializedView) {
+                stop.set(true);
+              }
+            })
+            .refresh();
+
+    assertThat(result.outcome(full("silver")).orElseThrow().status()).isEqualTo(RefreshStatus.SUCCEEDED);
+    RefreshOutcome gold = result.outcome(full("gold")).orElseThrow();
+    assertThat(gold.status()).isEqualTo(RefreshStatus.SKIPPED);
+    assertThat(gold.message()).contains("stopped");
+    assertThat(sql("SHOW REFRESHES FOR gold LIMIT 1").get(0).<String>getAs("status")).isEqualTo("SKIPPED");
+    assertSameRows("SELECT * FROM silver", "SELECT id, v FROM events", 3);
+  }
 }
