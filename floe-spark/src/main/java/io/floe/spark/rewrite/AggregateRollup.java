@@ -115,9 +115,6 @@ final class AggregateRollup {
   }
 
   private Rolled average(AggregateExpression aggregate) {
-    if (aggregate.dataType() instanceof DecimalType) {
-      return Rolled.no(aggregate.sql() + " of a DECIMAL is rolled up only from the same groups");
-    }
     Expression argument = aggregate.aggregateFunction().children().head();
     Optional<ViewColumns.Column> sum = view.aggregateColumn(new Sum(argument).toAggregateExpression());
     Optional<Expression> count = nonNullCount(argument);
@@ -125,11 +122,28 @@ final class AggregateRollup {
       return Rolled.no(aggregate.sql() + " needs SUM and COUNT of its argument in the view");
     }
     Expression total = total(count.get());
+    if (argument.dataType() instanceof DecimalType decimal) {
+      return Rolled.to(decimalAverage(aggregate, decimal, sum.get(), total));
+    }
     Expression quotient =
         new Divide(cast(sum(sum.get().attribute()), DataTypes.DoubleType), cast(total, DataTypes.DoubleType));
     Expression guarded =
         new If(new EqualTo(total, Literal$.MODULE$.apply(0L)), Literal$.MODULE$.create(null, DataTypes.DoubleType), quotient);
     return Rolled.to(cast(guarded, aggregate.dataType()));
+  }
+
+  /**
+   * AVG of a DECIMAL divides exactly as Spark's own AVG does, so that it rounds the same: the sum
+   * in AVG's buffer type DECIMAL(p + 10, s) (the type of the view's SUM column, so summing its
+   * groups loses nothing), divided by the count as DECIMAL(20, 0), cast to AVG's DECIMAL(p + 4, s + 4).
+   */
+  private Expression decimalAverage(
+      AggregateExpression aggregate, DecimalType argument, ViewColumns.Column sum, Expression total) {
+    DataType sumType = new DecimalType(Math.min(DecimalType.MAX_PRECISION(), argument.precision() + 10), argument.scale());
+    Expression quotient = new Divide(cast(sum(sum.attribute()), sumType), cast(total, new DecimalType(20, 0)));
+    Expression guarded =
+        new If(new EqualTo(total, Literal$.MODULE$.apply(0L)), Literal$.MODULE$.create(null, quotient.dataType()), quotient);
+    return cast(guarded, aggregate.dataType());
   }
 
   private Optional<List<Expression>> expressAll(List<Expression> expressions) {

@@ -61,6 +61,31 @@ class QueryRewriteTest extends RewriteTestSupport {
   }
 
   @Test
+  void averageOfADecimalRollsUpRoundingAsSparkDoes() {
+    sql("CREATE TABLE sales (city STRING, day INT, amount DECIMAL(10, 2)) USING iceberg");
+    // Group sizes of 3, 6 and 7 give repeating quotients, so the last digit of AVG's scale is rounded.
+    StringBuilder values = new StringBuilder();
+    int[][] groups = {{1, 3}, {2, 6}, {3, 7}, {4, 1}};
+    for (String city : new String[] {"tokyo", "osaka"}) {
+      for (int[] group : groups) {
+        for (int i = 0; i < group[1]; i++) {
+          values.append(values.length() == 0 ? "" : ", ")
+              .append(String.format(java.util.Locale.ROOT, "('%s', %d, %d.%02d)", city, group[0], 10 + i * 7, (i * 37 + group[0] * 11) % 100));
+        }
+      }
+    }
+    sql("INSERT INTO sales VALUES " + values + ", ('kobe', 1, NULL)");
+    sql("CREATE MATERIALIZED VIEW sales_day AS SELECT city, day, sum(amount) AS total, count(amount) AS n"
+        + " FROM sales GROUP BY city, day");
+
+    Answer answer = assertAnsweredBy("SELECT city, avg(amount) AS mean FROM sales GROUP BY city", "sales_day");
+
+    assertThat(answer.report()).contains("rolled up from the view's groups");
+    assertAnsweredBy("SELECT avg(amount) AS mean, sum(amount) AS total FROM sales", "sales_day");
+    assertAnsweredBy("SELECT day, avg(amount) AS mean FROM sales WHERE city <> 'kobe' GROUP BY day", "sales_day");
+  }
+
+  @Test
   void countDistinctOfAGroupingColumnRollsUp() {
     sql("CREATE MATERIALIZED VIEW city_driver AS SELECT city, driver, count(*) AS trips FROM trips GROUP BY city, driver");
 
