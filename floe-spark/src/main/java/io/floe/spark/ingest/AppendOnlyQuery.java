@@ -14,7 +14,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
  * earlier batches produced: aggregates, DISTINCT, window functions, LIMIT and ORDER BY, set operations,
  * non-deterministic functions, and outer or anti joins that keep static rows for new streamed ones.
  */
-final class AppendOnlyQuery {
+public final class AppendOnlyQuery {
   /** Analyzed plan nodes that need more than the new rows, by the construct a user wrote. */
   private static final Map<String, String> REFUSED_NODES =
       Map.ofEntries(
@@ -50,7 +50,7 @@ final class AppendOnlyQuery {
    * @param parsed the query as parsed, with its STREAM read marked
    * @param analyzed the query analyzed
    */
-  static void check(String owner, LogicalPlan parsed, LogicalPlan analyzed) {
+  public static void check(String owner, LogicalPlan parsed, LogicalPlan analyzed) {
     checkJoins(owner, parsed);
     analyzed.foreachWithSubqueries(
         node -> {

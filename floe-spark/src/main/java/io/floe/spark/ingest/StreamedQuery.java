@@ -24,7 +24,7 @@ import scala.runtime.AbstractPartialFunction;
  * A flow's query, parsed: the one table it reads with {@code STREAM(source)} (or {@code STREAM source}) and the
  * static tables it reads without, and the plans that read them.
  */
-final class StreamedQuery {
+public final class StreamedQuery {
   /** Stream option (as in Spark Declarative Pipelines): ignore source commits that update or delete rows. */
   static final String SKIP_CHANGE_COMMITS_OPTION = "skipChangeCommits";
 
@@ -38,7 +38,7 @@ final class StreamedQuery {
 
   /** How a substitution reads one relation of the query. */
   @FunctionalInterface
-  interface Reads {
+  public interface Reads {
     /**
      * @param parts the name as the query wrote it
      * @param name the name resolved
@@ -78,20 +78,20 @@ final class StreamedQuery {
    * @param owner how errors start, such as {@code Cannot create streaming table lake.db.silver}
    * @throws FloeException when the query does not parse or does not stream exactly one table
    */
-  static StreamedQuery of(SparkSession spark, String owner, StreamFlow flow) {
+  public static StreamedQuery of(SparkSession spark, String owner, StreamFlow flow) {
     return new StreamedQuery(spark, owner, flow);
   }
 
-  StreamFlow flow() {
+  public StreamFlow flow() {
     return flow;
   }
 
-  LogicalPlan parsed() {
+  public LogicalPlan parsed() {
     return parsed;
   }
 
   /** The table the query streams. */
-  ResolvedName source() {
+  public ResolvedName source() {
     return source;
   }
 
@@ -101,7 +101,7 @@ final class StreamedQuery {
   }
 
   /** The fully qualified names of the tables the query reads without STREAM. */
-  List<String> staticSources() {
+  public List<String> staticSources() {
     List<String> names = new ArrayList<>();
     substitute((parts, name, streamed) -> {
       if (!streamed && !names.contains(name.toString())) {
@@ -138,7 +138,7 @@ final class StreamedQuery {
   }
 
   /** The query with every table reference replaced by what {@code reads} returns, CTE references excepted. */
-  LogicalPlan substitute(Reads reads) {
+  public LogicalPlan substitute(Reads reads) {
     Set<String> cteNames = new HashSet<>();
     collectCteNames(parsed, cteNames);
     return substitute(parsed, cteNames, reads);
