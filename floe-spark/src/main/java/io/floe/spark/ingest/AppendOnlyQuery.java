@@ -48,11 +48,13 @@ public final class AppendOnlyQuery {
    *
    * @param owner how the error starts, such as {@code Cannot create streaming table lake.db.silver}
    * @param parsed the query as parsed, with its STREAM read marked
-   * @param analyzed the query analyzed
+   * @param analyzed the query analyzed, each table it reads an empty relation of its columns (see
+   *     {@link StreamedQuery#asLeaf}), so that only its own operators are checked
    */
   public static void check(String owner, LogicalPlan parsed, LogicalPlan analyzed) {
     checkJoins(owner, parsed);
-    analyzed.foreachWithSubqueries(
+    // The query's own operators; what its subqueries compute over static tables is not streamed.
+    analyzed.foreach(
         node -> {
           String construct = REFUSED_NODES.get(node.getClass().getSimpleName());
           if (construct != null) {

@@ -13,9 +13,13 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.AliasIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
+import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.runtime.AbstractPartialFunction;
@@ -135,6 +139,21 @@ public final class StreamedQuery {
           "end-snapshot-id", Long.toString(toInclusive)));
       return new UnresolvedRelation(Scala.seq(name.parts()), options, false);
     });
+  }
+
+  /**
+   * {@code read} analyzed on its own and replaced by an empty relation of its columns, under the name the query
+   * used: checks of the query then see its own operators only, not those of the views it reads.
+   */
+  public static LogicalPlan asLeaf(SparkSession spark, List<String> parts, LogicalPlan read) {
+    LogicalPlan analyzed = Dataset.ofRows(spark, read).queryExecution().analyzed();
+    List<Attribute> output = new ArrayList<>();
+    for (Attribute attribute : Scala.list(analyzed.output())) {
+      output.add(attribute.newInstance());
+    }
+    return new SubqueryAlias(
+        new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
+        LocalRelation$.MODULE$.apply(Scala.seq(output)));
   }
 
   /** The query with every table reference replaced by what {@code reads} returns, CTE references excepted. */

@@ -269,11 +269,11 @@ public final class TableIngestion {
     StreamedQuery query = StreamedQuery.of(spark, owner, flow);
     refuseUnstreamable(owner, query.source());
     SourcePinning pinning = new SourcePinning(spark);
-    LogicalPlan plan = query.substitute((parts, name, streamed) -> streamed
-        ? new UnresolvedRelation(io.floe.spark.Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false)
-        : pinning.read(parts, pinning.pinSource(name)));
     LogicalPlan analyzed;
     try {
+      LogicalPlan plan = query.substitute((parts, name, streamed) -> StreamedQuery.asLeaf(spark, parts, streamed
+          ? new UnresolvedRelation(io.floe.spark.Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false)
+          : pinning.read(parts, pinning.pinSource(name))));
       analyzed = Dataset.ofRows(spark, plan).queryExecution().analyzed();
     } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       throw new FloeException(owner + ": " + firstLine(e.getMessage()), e);

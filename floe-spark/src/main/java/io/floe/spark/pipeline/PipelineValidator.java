@@ -142,7 +142,7 @@ public final class PipelineValidator {
     List<PipelineProblem> problems = new ArrayList<>();
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
     for (PipelineFlow flow : graph.flowsInto(dataset.name())) {
-      String owner = flow.explicit() ? "flow " + flow.name() : "its query";
+      String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
       String location = flow.statement().location();
       PipelineDataset source = graph.datasets().get(flow.source());
       boolean streamsView = source != null
@@ -164,7 +164,8 @@ public final class PipelineValidator {
       }
       try {
         StreamedQuery query = StreamedQuery.of(spark, owner, flow.flow());
-        LogicalPlan plan = query.substitute((parts, name, streamed) -> read(analyzed, parts, name));
+        LogicalPlan plan =
+            query.substitute((parts, name, streamed) -> StreamedQuery.asLeaf(spark, parts, read(analyzed, parts, name)));
         LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
         AppendOnlyQuery.check(owner, query.parsed(), result);
         analyzed.putIfAbsent(dataset.name(), result);

@@ -292,8 +292,11 @@ class PipelineRunTest extends MvTestSupport {
         SELECT id, amount, 'web' AS channel FROM STREAM(web_raw);
         CREATE FLOW shop_orders AS INSERT INTO all_orders BY NAME
         SELECT id, amount, 'shop' AS channel FROM STREAM shop_raw;
+        CREATE MATERIALIZED VIEW cities AS SELECT DISTINCT city FROM trips;
+        -- Joins a view of the pipeline: that view refreshes first.
         CREATE STREAMING TABLE completed_trips AS
-        SELECT id, upper(city) AS city, amount FROM STREAM(trips) WHERE status = 'completed';
+        SELECT t.id, upper(t.city) AS city, t.amount FROM STREAM(trips) t JOIN cities c ON t.city = c.city
+        WHERE t.status = 'completed';
         """);
   }
 
@@ -308,6 +311,9 @@ class PipelineRunTest extends MvTestSupport {
     List<String> order = graph.inOrder().stream().map(d -> d.name().substring(d.name().lastIndexOf('.') + 1)).toList();
     assertThat(order.indexOf("all_orders")).isLessThan(order.indexOf("big_orders")).isLessThan(order.size());
     assertThat(order.indexOf("all_orders")).isLessThan(order.indexOf("revenue_by_channel"));
+    assertThat(order.indexOf("cities")).isLessThan(order.indexOf("completed_trips"));
+    assertThat(graph.datasets().get("lake." + ns + ".completed_trips").sources())
+        .containsExactlyInAnyOrder("lake." + ns + ".trips", "lake." + ns + ".cities");
     assertThat(graph.datasets().get("lake." + ns + ".all_orders").sources())
         .containsExactlyInAnyOrder("lake." + ns + ".web_raw", "lake." + ns + ".shop_raw");
     PipelineValidator validator = new PipelineValidator((SparkSession) spark);
@@ -331,7 +337,9 @@ class PipelineRunTest extends MvTestSupport {
     Map<String, PipelineRun.DatasetOutcome> outcomes = byName(second);
     assertThat(outcomes.get("all_orders").detail()).startsWith("INCREMENTAL").contains(" 1 rows read, 1 written");
     assertThat(outcomes.get("big_orders").detail()).startsWith("INCREMENTAL").contains(" 1 rows read, 1 written");
-    assertThat(outcomes.get("completed_trips").detail()).contains(" 1 rows read");
+    assertThat(outcomes.get("completed_trips").detail()).contains(" 1 rows read, 1 written");
+    assertSameRows("SELECT * FROM completed_trips",
+        "SELECT id, upper(city), amount FROM trips WHERE status = 'completed'", 4);
     assertThat(outcomes.get("revenue_by_channel").refresh().orElseThrow().type()).isEqualTo(RefreshType.INCREMENTAL);
     assertSameRows("SELECT id, amount, channel FROM all_orders", ALL_ORDERS, 4);
     assertSameRows("SELECT * FROM big_orders", "SELECT * FROM (" + ALL_ORDERS + ") WHERE amount > 5", 3);
