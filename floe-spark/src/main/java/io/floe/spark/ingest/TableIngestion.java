@@ -63,10 +63,17 @@ public final class TableIngestion {
 
   private final SparkSession spark;
   private final MaterializedViewCatalog catalog;
+  private Runnable beforePublish = () -> {};
 
   public TableIngestion(SparkSession spark) {
     this.spark = spark;
     this.catalog = new MaterializedViewCatalog(spark);
+  }
+
+  /** Runs {@code hook} after a refresh wrote its rows and before it publishes them (tests race it there). */
+  TableIngestion beforePublish(Runnable hook) {
+    this.beforePublish = hook;
+    return this;
   }
 
   /**
@@ -395,6 +402,7 @@ public final class TableIngestion {
             full ? SnapshotSummary.TOTAL_RECORDS_PROP : SnapshotSummary.ADDED_RECORDS_PROP, "0"));
         // New rows that the query filtered out entirely: move the checkpoints, publish no empty snapshot.
         Optional<String> branch = full || rowsWritten > 0 ? Optional.of(commit.branch()) : Optional.empty();
+        beforePublish.run();
         snapshot = CheckpointCommit.commit(table, base.snapshotId(), expected, branch, checkpoints);
       }
     }

@@ -47,6 +47,9 @@ import org.apache.spark.sql.classic.SparkSession;
  * the same file, as in Spark Declarative Pipelines; each file starts from the project's catalog and
  * namespace. A {@code CREATE TEMPORARY VIEW} is private to the pipeline: the materialized views that
  * read it get its query inlined as a common table expression, so no view is published.
+ *
+ * <p>A streaming table fed by tables depends on what its flows read: its own {@code AS} query and
+ * every {@code CREATE FLOW} into it, each streaming one table and maybe joining static ones.
  */
 public final class PipelineGraph {
   private static final Pattern SET = Pattern.compile("(?is)^SET\\s+([^=\\s]+)\\s*=\\s*(.*)$");

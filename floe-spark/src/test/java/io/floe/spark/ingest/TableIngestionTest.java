@@ -2,7 +2,9 @@ package io.floe.spark.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.refresh.RefreshType;
 import io.floe.spark.mv.MvTestSupport;
+import io.floe.sql.QualifiedName;
 import java.util.List;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
@@ -208,5 +210,24 @@ class TableIngestionTest extends MvTestSupport {
         .contains("streams materialized view lake." + ns + ".events_mv");
     assertThat(errorOf("CREATE FLOW f AS INSERT INTO bronze_events SELECT * FROM STREAM(bronze_events)"))
         .contains("Cannot create flow f").contains("not a streaming table fed by tables");
+  }
+
+  @Test
+  void aRefreshThatLosesARaceStartsOverAndAppendsEachRowOnce() {
+    run(SILVER);
+    sql("INSERT INTO bronze_events VALUES (3, 'buy')");
+    org.apache.spark.sql.classic.SparkSession session = (org.apache.spark.sql.classic.SparkSession) spark;
+    QualifiedName silver = new QualifiedName(List.of(ns, "silver_events"));
+    int[] races = {0};
+    TableIngestion loser = new TableIngestion(session).beforePublish(() -> {
+      if (races[0]++ == 0) {
+        assertThat(new TableIngestion(session).refresh(silver, false).rowsWritten()).isEqualTo(1);
+      }
+    });
+    StreamingRefreshResult result = loser.refresh(silver, false);
+    assertThat(races[0]).isEqualTo(1);
+    assertThat(result.type()).isEqualTo(RefreshType.NO_CHANGE);
+    assertSameRows("SELECT * FROM silver_events", EXPECTED, 3);
+    assertThat(table("silver_events").refs()).containsOnlyKeys("main");
   }
 }
