@@ -56,7 +56,11 @@ public final class StreamedQuery {
     this.owner = owner;
     this.flow = flow;
     this.catalog = new MaterializedViewCatalog(spark);
-    this.parsed = new SourcePinning(spark).parse(flow.query());
+    try {
+      this.parsed = new SourcePinning(spark).parse(flow.query());
+    } catch (FloeException e) {
+      throw new FloeException(owner + ": " + e.getMessage(), e);
+    }
     List<UnresolvedRelation> streams = new ArrayList<>();
     collectStreams(parsed, streams);
     if (streams.isEmpty()) {
