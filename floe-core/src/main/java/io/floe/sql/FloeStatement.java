@@ -7,5 +7,6 @@ package io.floe.sql;
 public sealed interface FloeStatement
         permits CreateMaterializedView, RefreshMaterializedView, DropMaterializedView, AlterMaterializedView,
                 ShowMaterializedViews, DescribeRelation, ShowTableProperties, DropTable, ExplainRefresh,
-                ShowRefreshes, CreateStreamingTable, RefreshStreamingTable {
+                ShowRefreshes, CreateStreamingTable, RefreshStreamingTable, CreateTableFedStreamingTable,
+                CreateFlow {
 }

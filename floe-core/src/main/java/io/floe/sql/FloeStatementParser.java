@@ -11,7 +11,7 @@ import java.util.Set;
  *
  * <p>A statement is Floe's when its leading keywords say so:
  * {@code CREATE [OR REPLACE] [MANAGED] MATERIALIZED VIEW}, {@code REFRESH MATERIALIZED VIEW},
- * {@code CREATE [OR REFRESH] STREAMING TABLE}, {@code REFRESH STREAMING TABLE},
+ * {@code CREATE [OR REFRESH] STREAMING TABLE}, {@code CREATE FLOW}, {@code REFRESH STREAMING TABLE},
  * {@code DROP MATERIALIZED VIEW}, {@code ALTER MATERIALIZED VIEW}, {@code SHOW MATERIALIZED VIEWS},
  * {@code SHOW TBLPROPERTIES}, {@code SHOW REFRESHES}, {@code DROP TABLE},
  * {@code EXPLAIN REFRESH MATERIALIZED VIEW}, and {@code DESC[RIBE] [TABLE] [EXTENDED|FORMATTED] name} when
@@ -63,7 +63,11 @@ public final class FloeStatementParser {
                 return null;
             }
             cursor.statement(CreateStreamingTableGrammar.STATEMENT);
-            return CreateStreamingTableGrammar.parse(cursor, orRefresh);
+            return CreateStreamingTableGrammar.parse(cursor, first, orRefresh);
+        }
+        if (cursor.acceptKeyword("FLOW")) {
+            cursor.statement(CreateFlowGrammar.STATEMENT);
+            return CreateFlowGrammar.parse(cursor, first);
         }
         boolean orReplace = cursor.acceptKeywords("OR", "REPLACE");
         boolean managed = cursor.acceptKeyword("MANAGED");
@@ -78,8 +82,9 @@ public final class FloeStatementParser {
         if (cursor.acceptKeywords("REFRESH", "STREAMING", "TABLE")) {
             cursor.statement("REFRESH STREAMING TABLE");
             QualifiedName name = cursor.expectQualifiedName("a streaming table name after REFRESH STREAMING TABLE");
-            cursor.expectEndOfStatement(null);
-            return new RefreshStreamingTable(name);
+            boolean full = cursor.acceptKeyword("FULL");
+            cursor.expectEndOfStatement(full ? null : "FULL");
+            return new RefreshStreamingTable(name, full);
         }
         if (!cursor.acceptKeywords("REFRESH", "MATERIALIZED", "VIEW")) {
             return null;

@@ -185,6 +185,31 @@ final class ParseCursor {
 
     // ---- shared grammar ----
 
+    /** The source from the start of {@code first} to the end of {@code last}, as written. */
+    String text(Token first, Token last) {
+        return sql.substring(first.start(), last.end());
+    }
+
+    /**
+     * Consumes the rest of the statement up to an optional {@code ;} and returns it as written, cut at tokens so
+     * that no trailing comment is kept; {@code what} names it in the error when nothing is left.
+     */
+    String expectRestOfStatement(String what) {
+        Token first = peek();
+        Token last = null;
+        while (!peek().endsStatement()) {
+            if (peek().kind() == Token.Kind.ERROR) {
+                throw expected("the rest of " + what);
+            }
+            last = next();
+        }
+        if (last == null) {
+            throw expected(what);
+        }
+        expectEndOfStatement(null);
+        return text(first, last);
+    }
+
     /** {@code identifier ('.' identifier)*}; {@code what} describes the name for the error message. */
     QualifiedName expectQualifiedName(String what) {
         List<String> parts = new ArrayList<>();

@@ -15,6 +15,10 @@ public final class RefreshStreamingTableCommand extends FloeCommand<RefreshStrea
 
   @Override
   protected List<Row> execute(SparkSession spark) {
+    if (statement().full()) {
+      throw new io.floe.FloeException("Cannot refresh streaming table " + statement().name() + " in full: FULL applies to "
+          + "streaming tables fed by tables; this one loads files, each once");
+    }
     return List.of(IngestOutput.row(new FileIngestion(spark).refresh(statement().name())));
   }
 }

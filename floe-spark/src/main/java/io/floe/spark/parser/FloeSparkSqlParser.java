@@ -4,13 +4,17 @@ import io.floe.FloeException;
 import io.floe.spark.Scala;
 import io.floe.spark.command.AlterMaterializedViewCommand;
 import io.floe.spark.command.CreateMaterializedViewCommand;
+import io.floe.spark.command.CreateFlowCommand;
 import io.floe.spark.command.CreateStreamingTableCommand;
+import io.floe.spark.command.CreateTableFedStreamingTableCommand;
 import io.floe.spark.command.DescribeMaterializedViewCommand;
 import io.floe.spark.command.DropMaterializedViewCommand;
 import io.floe.spark.command.DropTableCommand;
 import io.floe.spark.command.ExplainRefreshCommand;
 import io.floe.spark.command.RefreshMaterializedViewCommand;
 import io.floe.spark.command.RefreshStreamingTableCommand;
+import io.floe.spark.command.RefreshTableFedStreamingTableCommand;
+import io.floe.spark.ingest.TableIngestion;
 import io.floe.spark.command.ShowMaterializedViewPropertiesCommand;
 import io.floe.spark.command.ShowMaterializedViewsCommand;
 import io.floe.spark.command.ShowRefreshesCommand;
@@ -18,7 +22,9 @@ import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.sql.AlterMaterializedView;
 import io.floe.sql.CreateMaterializedView;
+import io.floe.sql.CreateFlow;
 import io.floe.sql.CreateStreamingTable;
+import io.floe.sql.CreateTableFedStreamingTable;
 import io.floe.sql.DescribeRelation;
 import io.floe.sql.DropMaterializedView;
 import io.floe.sql.DropTable;
@@ -85,8 +91,14 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return Optional.of(new RefreshMaterializedViewCommand((RefreshMaterializedView) statement));
     } else if (statement instanceof CreateStreamingTable) {
       return Optional.of(new CreateStreamingTableCommand((CreateStreamingTable) statement));
-    } else if (statement instanceof RefreshStreamingTable) {
-      return Optional.of(new RefreshStreamingTableCommand((RefreshStreamingTable) statement));
+    } else if (statement instanceof CreateTableFedStreamingTable create) {
+      return Optional.of(new CreateTableFedStreamingTableCommand(create));
+    } else if (statement instanceof CreateFlow flow) {
+      return Optional.of(new CreateFlowCommand(flow));
+    } else if (statement instanceof RefreshStreamingTable refresh) {
+      return Optional.of(tableFed(refresh.name())
+          ? new RefreshTableFedStreamingTableCommand(refresh)
+          : new RefreshStreamingTableCommand(refresh));
     } else if (statement instanceof DropMaterializedView) {
       return Optional.of(new DropMaterializedViewCommand((DropMaterializedView) statement));
     } else if (statement instanceof AlterMaterializedView) {
@@ -110,6 +122,16 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return Optional.of(new DropTableCommand(drop, delegate.parsePlan(sparkSql)));
     }
     return Optional.empty();
+  }
+
+  /** Whether {@code name} is a streaming table fed by tables (whose refresh returns other columns). */
+  private boolean tableFed(QualifiedName name) {
+    try {
+      return new TableIngestion((org.apache.spark.sql.classic.SparkSession) spark)
+          .isTableFed(new MaterializedViewCatalog(spark).resolve(name));
+    } catch (FloeException notAnIcebergCatalog) {
+      return false;
+    }
   }
 
   private Optional<MaterializedView> materializedView(QualifiedName name) {

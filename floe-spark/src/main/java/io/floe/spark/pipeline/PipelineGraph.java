@@ -9,7 +9,11 @@ import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
 import io.floe.spark.refresh.SourcePinning;
 import io.floe.sql.CreateMaterializedView;
+import io.floe.spark.ingest.StreamFlow;
+import io.floe.spark.ingest.StreamedQuery;
+import io.floe.sql.CreateFlow;
 import io.floe.sql.CreateStreamingTable;
+import io.floe.sql.CreateTableFedStreamingTable;
 import io.floe.sql.FileSource;
 import io.floe.sql.FloeStatement;
 import io.floe.sql.FloeStatementParser;
@@ -43,6 +47,9 @@ import org.apache.spark.sql.classic.SparkSession;
  * the same file, as in Spark Declarative Pipelines; each file starts from the project's catalog and
  * namespace. A {@code CREATE TEMPORARY VIEW} is private to the pipeline: the materialized views that
  * read it get its query inlined as a common table expression, so no view is published.
+ *
+ * <p>A streaming table fed by tables depends on what its flows read: its own {@code AS} query and
+ * every {@code CREATE FLOW} into it, each streaming one table and maybe joining static ones.
  */
 public final class PipelineGraph {
   private static final Pattern SET = Pattern.compile("(?is)^SET\\s+([^=\\s]+)\\s*=\\s*(.*)$");
@@ -54,16 +61,19 @@ public final class PipelineGraph {
   private static final Pattern LEADING_WITH = Pattern.compile("(?is)^WITH\\s+");
 
   private final Map<String, PipelineDataset> datasets;
+  private final List<PipelineFlow> flows;
   private final Map<String, String> settings;
   private final List<PipelineProblem> problems;
   private final DependencyGraph<String> edges;
 
   private PipelineGraph(
       Map<String, PipelineDataset> datasets,
+      List<PipelineFlow> flows,
       Map<String, String> settings,
       List<PipelineProblem> problems,
       DependencyGraph<String> edges) {
     this.datasets = datasets;
+    this.flows = flows;
     this.settings = settings;
     this.problems = problems;
     this.edges = edges;
@@ -77,6 +87,16 @@ public final class PipelineGraph {
   /** The datasets by fully qualified name, in definition order. */
   public Map<String, PipelineDataset> datasets() {
     return datasets;
+  }
+
+  /** Every flow of the pipeline's streaming tables fed by tables, their own queries included. */
+  public List<PipelineFlow> flows() {
+    return flows;
+  }
+
+  /** The flows that append to {@code target} (a fully qualified name), its own query first. */
+  public List<PipelineFlow> flowsInto(String target) {
+    return flows.stream().filter(flow -> flow.target().equals(target)).toList();
   }
 
   /** The project's configuration followed by its {@code SET} statements, in order. */
@@ -135,9 +155,14 @@ public final class PipelineGraph {
     private final Map<String, String> settings = new LinkedHashMap<>();
     private final List<PipelineProblem> problems = new ArrayList<>();
     private final List<PendingDefinition> pending = new ArrayList<>();
+    private final List<PendingStatement<CreateTableFedStreamingTable>> pendingStreams = new ArrayList<>();
+    private final List<PendingStatement<CreateFlow>> pendingFlows = new ArrayList<>();
+    private final List<PipelineFlow> flows = new ArrayList<>();
 
     private record PendingDefinition(
         PipelineStatement statement, CreateMaterializedView definition, String catalog, List<String> namespace) {}
+
+    private record PendingStatement<S>(PipelineStatement statement, S definition, String catalog, List<String> namespace) {}
 
     Builder(SparkSession spark, PipelineProject project) {
       this.spark = spark;
@@ -192,6 +217,7 @@ public final class PipelineGraph {
       for (PendingDefinition definition : pending) {
         addDataset(definition);
       }
+      addStreamsAndFlows();
       DependencyGraph<String> edges = new DependencyGraph<>();
       for (PipelineDataset dataset : datasets.values()) {
         edges.addNode(dataset.name());
@@ -202,7 +228,7 @@ public final class PipelineGraph {
               datasets.get(cycle.get(0)).statement().location(),
               "",
               "the pipeline's datasets form a cycle: " + DependencyGraph.describePath(cycle))));
-      return new PipelineGraph(datasets, settings, problems, edges);
+      return new PipelineGraph(datasets, flows, settings, problems, edges);
     }
 
     private void definition(PipelineStatement statement, String useCatalog, List<String> useNamespace) {
@@ -221,11 +247,19 @@ public final class PipelineGraph {
         addStreamingTable(statement, create, useCatalog, useNamespace);
         return;
       }
+      if (parsed.isPresent() && parsed.get() instanceof CreateTableFedStreamingTable create) {
+        pendingStreams.add(new PendingStatement<>(statement, create, useCatalog, useNamespace));
+        return;
+      }
+      if (parsed.isPresent() && parsed.get() instanceof CreateFlow create) {
+        pendingFlows.add(new PendingStatement<>(statement, create, useCatalog, useNamespace));
+        return;
+      }
       problem(
           statement,
           "",
           "a pipeline file holds dataset definitions (CREATE MATERIALIZED VIEW, CREATE STREAMING TABLE,"
-              + " CREATE TEMPORARY VIEW) and SET or USE statements; this one starts with '"
+              + " CREATE TEMPORARY VIEW), CREATE FLOW, and SET or USE statements; this one starts with '"
               + firstWords(statement.sql()) + "'");
     }
 
@@ -299,6 +333,112 @@ public final class PipelineGraph {
           new PipelineDataset(
               key, PipelineDataset.Kind.MATERIALIZED_VIEW, statement, inlined, pendingDefinition.catalog(), pendingDefinition.namespace(), sources,
               hash(key, inlined, pendingDefinition.catalog(), pendingDefinition.namespace())));
+    }
+
+    /**
+     * Adds the streaming tables fed by tables, once every other dataset is known: the flows into each
+     * (its own query and the CREATE FLOWs that name it as target) decide what it reads.
+     */
+    private void addStreamsAndFlows() {
+      Map<String, PendingStatement<CreateTableFedStreamingTable>> streams = new LinkedHashMap<>();
+      Map<String, PipelineFlow> byName = new LinkedHashMap<>();
+      for (PendingStatement<CreateTableFedStreamingTable> pendingStream : pendingStreams) {
+        CreateTableFedStreamingTable create = pendingStream.definition();
+        ResolvedName name;
+        try {
+          name = catalog.resolve(create.name().parts(), pendingStream.catalog(), pendingStream.namespace());
+        } catch (RuntimeException e) {
+          problem(pendingStream.statement(), create.name().toString(), e.getMessage());
+          continue;
+        }
+        String key = name.toString();
+        PipelineStatement other = datasets.containsKey(key) ? datasets.get(key).statement()
+            : streams.containsKey(key) ? streams.get(key).statement() : null;
+        if (other != null) {
+          problem(pendingStream.statement(), key, "defined twice (also at " + other.location() + ")");
+          continue;
+        }
+        streams.put(key, pendingStream);
+        if (create.query().isPresent()) {
+          flow(pendingStream.statement(), key, name.name(), create.query().get(), true, pendingStream, false)
+              .ifPresent(flow -> byName.put(flow.name(), flow));
+        }
+      }
+      for (PendingStatement<CreateFlow> pendingFlow : pendingFlows) {
+        CreateFlow create = pendingFlow.definition();
+        String flowName = create.name().toLowerCase(Locale.ROOT);
+        String target;
+        try {
+          target = catalog.resolve(create.target().parts(), pendingFlow.catalog(), pendingFlow.namespace()).toString();
+        } catch (RuntimeException e) {
+          problem(pendingFlow.statement(), "", "flow " + create.name() + ": " + e.getMessage());
+          continue;
+        }
+        if (!streams.containsKey(target)) {
+          PipelineDataset dataset = datasets.get(target);
+          problem(pendingFlow.statement(), "", "flow " + create.name() + " writes into " + target + ", which is "
+              + (dataset == null ? "not defined in this pipeline"
+                  : dataset.kind() == PipelineDataset.Kind.MATERIALIZED_VIEW ? "a materialized view"
+                  : "a streaming table that loads files")
+              + "; a flow appends to a streaming table of the pipeline defined by CREATE STREAMING TABLE "
+              + create.target() + " (with or without AS)");
+          continue;
+        }
+        PipelineFlow previous = byName.get(flowName);
+        if (previous != null) {
+          problem(pendingFlow.statement(), target, "flow " + create.name() + " is defined twice (also at "
+              + previous.statement().location() + ")");
+          continue;
+        }
+        flow(pendingFlow.statement(), target, flowName, create.query(), create.byName(),
+            new PendingStatement<>(pendingFlow.statement(), null, pendingFlow.catalog(), pendingFlow.namespace()), true)
+            .ifPresent(flow -> byName.put(flow.name(), flow));
+      }
+      flows.addAll(byName.values());
+      for (Map.Entry<String, PendingStatement<CreateTableFedStreamingTable>> stream : streams.entrySet()) {
+        String key = stream.getKey();
+        PendingStatement<CreateTableFedStreamingTable> pendingStream = stream.getValue();
+        LinkedHashSet<String> sources = new LinkedHashSet<>();
+        List<String> canonical = new ArrayList<>();
+        CreateTableFedStreamingTable create = pendingStream.definition();
+        canonical.add(key);
+        canonical.add(create.columns().toString());
+        canonical.add(create.comment().orElse(""));
+        canonical.add(create.tableProperties().toString());
+        flows.stream()
+            .filter(flow -> flow.target().equals(key))
+            .sorted(java.util.Comparator.comparing(PipelineFlow::name))
+            .forEach(flow -> {
+              sources.add(flow.source());
+              sources.addAll(flow.staticSources());
+              canonical.add(flow.name() + "|" + flow.flow().byName() + "|" + flow.flow().defaultCatalog() + "."
+                  + String.join(".", flow.flow().defaultNamespace()) + "|"
+                  + flow.flow().query().trim().replaceAll("\\s+", " "));
+            });
+        datasets.put(
+            key,
+            new PipelineDataset(
+                key, PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE, pendingStream.statement(), create,
+                pendingStream.catalog(), pendingStream.namespace(), new ArrayList<>(sources),
+                digest(String.join("\n", canonical))));
+      }
+    }
+
+    /** Parses a flow's query (temporary views inlined) into a pipeline flow; a problem when it cannot. */
+    private Optional<PipelineFlow> flow(
+        PipelineStatement statement, String target, String name, String query, boolean byName,
+        PendingStatement<?> context, boolean explicit) {
+      String owner = explicit ? "flow " + name : "streaming table " + target;
+      try {
+        StreamFlow flow = new StreamFlow(name, inlineTemporaryViews(statement, query), byName, context.catalog(),
+            context.namespace(), Optional.empty());
+        StreamedQuery parsed = StreamedQuery.of(spark, owner, flow);
+        return Optional.of(new PipelineFlow(flow, target, parsed.source().toString(), parsed.staticSources(), statement,
+            explicit));
+      } catch (RuntimeException e) {
+        problem(statement, target, e.getMessage());
+        return Optional.empty();
+      }
     }
 
     /** Prefixes the query with the temporary views it reads, directly or through each other. */

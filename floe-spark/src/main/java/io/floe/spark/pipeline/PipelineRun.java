@@ -13,6 +13,13 @@ import io.floe.refresh.RefreshStatus;
 import io.floe.refresh.RefreshTrigger;
 import io.floe.spark.ingest.FileIngestion;
 import io.floe.spark.ingest.IngestResult;
+import io.floe.spark.ingest.StreamFlow;
+import io.floe.spark.ingest.StreamingRefreshResult;
+import io.floe.spark.ingest.StreamingTableDefinition;
+import io.floe.spark.ingest.TableIngestion;
+import io.floe.sql.CreateTableFedStreamingTable;
+import io.floe.sql.QualifiedName;
+import org.apache.iceberg.catalog.TableIdentifier;
 import io.floe.spark.refresh.GraphRefresh;
 import io.floe.spark.refresh.GraphRefreshResult;
 import io.floe.spark.refresh.RefreshListener;
@@ -135,6 +142,18 @@ public final class PipelineRun {
         try {
           if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
             ingest(dataset, selected.contains(dataset.name()), outcomes);
+          } else if (dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE) {
+            if (dataset.sources().stream().anyMatch(applied::containsKey)) {
+              // It joins a view of this run: that view refreshes first.
+              refreshViews(catalog, graph, applied, selected, full, refreshRun, outcomes);
+              applied.clear();
+              blocked = blockedBy(dataset, outcomes);
+              if (blocked.isPresent()) {
+                skip(outcomes, dataset.name(), blocked.get());
+                continue;
+              }
+            }
+            stream(catalog, graph, dataset, selected.contains(dataset.name()), full.contains(dataset.name()), outcomes);
           } else {
             applied.put(dataset.name(), apply(catalog, dataset));
           }
@@ -282,8 +301,77 @@ public final class PipelineRun {
     emit(dataset.name(), PipelineEvent.State.REFRESHED, detail);
   }
 
+  /**
+   * Creates a streaming table fed by tables when missing, records a changed definition (its flows' queries;
+   * flows the project no longer defines are reported, and dropped with prune), then runs the flows the project
+   * defines, incrementally or in full.
+   */
+  private void stream(
+      MaterializedViewCatalog catalog, PipelineGraph graph, PipelineDataset dataset, boolean selected, boolean fullRefresh,
+      Map<String, DatasetOutcome> outcomes) {
+    ResolvedName name = resolve(catalog, dataset);
+    TableIngestion ingestion = new TableIngestion(spark);
+    boolean exists = name.catalog().tableExists(name.identifier());
+    Map<String, String> properties = exists ? name.catalog().loadTable(name.identifier()).properties() : Map.of();
+    if (exists) {
+      String owner = properties.get(PIPELINE);
+      if (!project.spec().name().equals(owner)) {
+        throw new FloeException(
+            "Cannot define " + name + " in pipeline " + project.spec().name() + ": a table of that name exists and "
+                + (owner == null ? "was not created by a pipeline" : "belongs to pipeline " + owner)
+                + "; drop it or rename the dataset");
+      }
+    }
+    List<PipelineFlow> flows = graph.flowsInto(dataset.name());
+    Set<String> defined = new LinkedHashSet<>(flows.stream().map(PipelineFlow::name).toList());
+    List<String> removedFlows = StreamFlow.names(properties).stream().filter(f -> !defined.contains(f)).toList();
+    PipelineEvent.State state = PipelineEvent.State.UNCHANGED;
+    if (!exists || !dataset.definitionHash().equals(properties.get(DEFINITION_HASH)) || (prune && !removedFlows.isEmpty())) {
+      emit(dataset.name(), PipelineEvent.State.CREATING, exists ? "definition changed" : "");
+      CreateTableFedStreamingTable create = dataset.tableFedStreamingTable();
+      Map<String, String> tableProperties = new LinkedHashMap<>(create.tableProperties());
+      tableProperties.put(PIPELINE, project.spec().name());
+      tableProperties.put(DEFINITION_HASH, dataset.definitionHash());
+      inContext(dataset, () -> ingestion.define(
+          name,
+          new StreamingTableDefinition(create.columns(), create.comment(), tableProperties,
+              flows.stream().map(PipelineFlow::flow).toList()),
+          prune));
+      state = exists ? PipelineEvent.State.REPLACED : PipelineEvent.State.CREATED;
+      emit(dataset.name(), state, "");
+    }
+    for (String flow : removedFlows) {
+      String flowName = dataset.name() + "." + flow;
+      DatasetOutcome outcome = prune
+          ? new DatasetOutcome(flowName, PipelineEvent.State.DROPPED, Optional.empty(), "flow no longer defined; dropped")
+          : new DatasetOutcome(flowName, PipelineEvent.State.REMOVED, Optional.empty(),
+              "flow no longer defined; kept but not run (run with --prune to drop it)");
+      outcomes.put(flowName, outcome);
+      emit(flowName, outcome.state(), outcome.detail());
+    }
+    if (!selected && state == PipelineEvent.State.UNCHANGED) {
+      outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), state, Optional.empty(), "not selected for refresh"));
+      emit(dataset.name(), state, "not selected for refresh");
+      return;
+    }
+    emit(dataset.name(), PipelineEvent.State.REFRESHING, fullRefresh ? "full refresh" : "reading new source rows");
+    StreamingRefreshResult[] result = new StreamingRefreshResult[1];
+    inContext(dataset, () -> result[0] = ingestion.refresh(name, fullRefresh, Optional.of(defined)));
+    StreamingRefreshResult refresh = result[0];
+    String detail = refresh.type() + " in " + refresh.durationMs() + " ms, " + refresh.rowsRead() + " rows read, "
+        + refresh.rowsWritten() + " written"
+        + (refresh.warnings().isEmpty() ? "" : "; warnings: " + String.join("; ", refresh.warnings()));
+    if (state != PipelineEvent.State.UNCHANGED) {
+      detail = state.name().toLowerCase(Locale.ROOT) + "; " + detail;
+    }
+    outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.REFRESHED, Optional.empty(), detail));
+    emit(dataset.name(), PipelineEvent.State.REFRESHED, detail);
+  }
+
   private static ResolvedName resolve(MaterializedViewCatalog catalog, PipelineDataset dataset) {
-    return catalog.resolve(dataset.materializedView().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    QualifiedName declared = dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE
+        ? dataset.tableFedStreamingTable().name() : dataset.materializedView().name();
+    return catalog.resolve(declared.parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
   }
 
   /** Reports (and with prune, drops) this pipeline's materialized views the project no longer defines. */
@@ -291,11 +379,14 @@ public final class PipelineRun {
     // Only the namespaces the pipeline writes to: a pipeline of the same name elsewhere is another pipeline.
     Map<String, ResolvedName> namespaces = new LinkedHashMap<>();
     for (PipelineDataset dataset : graph.datasets().values()) {
-      if (dataset.kind() != PipelineDataset.Kind.MATERIALIZED_VIEW) {
+      if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
         continue;
       }
       ResolvedName name = resolve(catalog, dataset);
       namespaces.putIfAbsent(name.catalogName() + "." + name.identifier().namespace(), name);
+    }
+    for (ResolvedName place : namespaces.values()) {
+      removedStreamingTables(place, graph, outcomes);
     }
     for (ResolvedName place : namespaces.values()) {
       for (MaterializedView mv : catalog.list(place.catalogName(), place.identifier().namespace())) {
@@ -317,6 +408,41 @@ public final class PipelineRun {
           outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
           emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
         }
+      }
+    }
+  }
+
+  /** Reports (and with prune, drops) this pipeline's streaming tables fed by tables that the project no longer defines. */
+  private void removedStreamingTables(ResolvedName place, PipelineGraph graph, Map<String, DatasetOutcome> outcomes) {
+    for (TableIdentifier identifier : place.catalog().listTables(place.identifier().namespace())) {
+      ResolvedName table = place.withIdentifier(identifier);
+      String name = table.toString();
+      if (graph.datasets().containsKey(name) || outcomes.containsKey(name)) {
+        continue;
+      }
+      Map<String, String> properties;
+      try {
+        properties = place.catalog().loadTable(identifier).properties();
+      } catch (RuntimeException e) {
+        LOG.warn("Pipeline {}: cannot read table {} while looking for removed datasets", project.spec().name(), name, e);
+        continue;
+      }
+      if (!StreamFlow.isTableFed(properties) || !project.spec().name().equals(properties.get(PIPELINE))) {
+        continue;
+      }
+      if (!prune) {
+        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.REMOVED, Optional.empty(), "no longer defined; kept (run with --prune to drop it)"));
+        emit(name, PipelineEvent.State.REMOVED, outcomes.get(name).detail());
+        continue;
+      }
+      try {
+        spark.sql("DROP TABLE " + table.quoted()).collect();
+        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.DROPPED, Optional.empty(), "no longer defined; dropped"));
+        emit(name, PipelineEvent.State.DROPPED, outcomes.get(name).detail());
+      } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+        LOG.error("Pipeline {}: cannot drop {}", project.spec().name(), name, e);
+        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
+        emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
       }
     }
   }

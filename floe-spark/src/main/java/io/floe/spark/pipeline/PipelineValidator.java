@@ -1,6 +1,11 @@
 package io.floe.spark.pipeline;
 
+import io.floe.spark.ingest.AppendOnlyQuery;
+import io.floe.spark.ingest.StreamedQuery;
 import io.floe.spark.mv.DefinitionValidator;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.ResolvedName;
+import io.floe.sql.QualifiedName;
 import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,9 +45,10 @@ public final class PipelineValidator {
   }
 
   private boolean exists(PipelineDataset dataset) {
-    io.floe.spark.mv.ResolvedName name =
-        new io.floe.spark.mv.MaterializedViewCatalog(spark)
-            .resolve(dataset.streamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    QualifiedName declared = dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE
+        ? dataset.streamingTable().name() : dataset.tableFedStreamingTable().name();
+    ResolvedName name =
+        new MaterializedViewCatalog(spark).resolve(declared.parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
     return name.catalog().tableExists(name.identifier());
   }
 
@@ -78,6 +84,17 @@ public final class PipelineValidator {
                 "not checked: it reads " + String.join(", ", blockedBy) + ", which has problems"));
         continue;
       }
+      if (dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE) {
+        if (exists(dataset)) {
+          inCatalog.add(dataset.name());
+        }
+        List<PipelineProblem> found = checkFlows(graph, dataset, analyzed, inCatalog);
+        if (!found.isEmpty()) {
+          failed.add(dataset.name());
+          problems.addAll(found);
+        }
+        continue;
+      }
       if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
         checkFolder(dataset).ifPresent(problem -> {
           failed.add(dataset.name());
@@ -104,18 +121,7 @@ public final class PipelineValidator {
         DefinitionValidator.checkClauses(dataset.name(), parsed);
         LogicalPlan plan =
             pinning.substitute(
-                parsed,
-                dataset.defaultCatalog(),
-                dataset.defaultNamespace(),
-                (parts, name) -> {
-                  LogicalPlan upstream = analyzed.get(name.toString());
-                  if (upstream == null) {
-                    return new UnresolvedRelation(Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false);
-                  }
-                  return new SubqueryAlias(
-                      new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
-                      upstream);
-                });
+                parsed, dataset.defaultCatalog(), dataset.defaultNamespace(), (parts, name) -> read(analyzed, parts, name));
         LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
         DefinitionValidator.checkDeterministic(dataset.name(), result);
         analyzed.put(dataset.name(), result);
@@ -125,6 +131,59 @@ public final class PipelineValidator {
       }
     }
     return problems;
+  }
+
+  /**
+   * Checks the flows into a streaming table fed by tables: none streams a materialized view, and each query
+   * analyzes and is append-only. The first flow that analyzes stands for the table in its readers' checks.
+   */
+  private List<PipelineProblem> checkFlows(
+      PipelineGraph graph, PipelineDataset dataset, Map<String, LogicalPlan> analyzed, Set<String> inCatalog) {
+    List<PipelineProblem> problems = new ArrayList<>();
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    for (PipelineFlow flow : graph.flowsInto(dataset.name())) {
+      String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
+      String location = flow.statement().location();
+      PipelineDataset source = graph.datasets().get(flow.source());
+      boolean streamsView = source != null
+          ? source.kind() == PipelineDataset.Kind.MATERIALIZED_VIEW
+          : catalog.load(catalog.resolve(List.of(flow.source().split("\\.")), "", List.of())).isPresent();
+      if (streamsView) {
+        problems.add(new PipelineProblem(location, dataset.name(), owner + " streams materialized view " + flow.source()
+            + ", whose refreshes rewrite its rows rather than append them; read it without STREAM, or stream the"
+            + " tables it reads"));
+        continue;
+      }
+      List<String> notYetCreated = new ArrayList<>();
+      notYetCreated.add(flow.source());
+      notYetCreated.addAll(flow.staticSources());
+      notYetCreated.removeIf(name -> !graph.datasets().containsKey(name) || analyzed.containsKey(name) || inCatalog.contains(name));
+      if (!notYetCreated.isEmpty()) {
+        unchecked.add(dataset.name());
+        continue;
+      }
+      try {
+        StreamedQuery query = StreamedQuery.of(spark, owner, flow.flow());
+        LogicalPlan plan =
+            query.substitute((parts, name, streamed) -> StreamedQuery.asLeaf(spark, parts, read(analyzed, parts, name)));
+        LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
+        AppendOnlyQuery.check(owner, query.parsed(), result);
+        analyzed.putIfAbsent(dataset.name(), result);
+      } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+        problems.add(new PipelineProblem(location, dataset.name(), firstLine(e.getMessage())));
+      }
+    }
+    return problems;
+  }
+
+  /** A relation read in a check: an upstream dataset's analyzed plan under the name used, else the catalog's. */
+  private static LogicalPlan read(Map<String, LogicalPlan> analyzed, List<String> parts, ResolvedName name) {
+    LogicalPlan upstream = analyzed.get(name.toString());
+    if (upstream == null) {
+      return new UnresolvedRelation(Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false);
+    }
+    return new SubqueryAlias(
+        new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), upstream);
   }
 
   private static String firstLine(String message) {

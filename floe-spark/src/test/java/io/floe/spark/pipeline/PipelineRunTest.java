@@ -266,4 +266,164 @@ class PipelineRunTest extends MvTestSupport {
         .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)));
     assertThat(problems).singleElement().satisfies(p -> assertThat(p.toString()).startsWith("bronze.sql:1: ").contains("no/such/folder").contains("does not exist"));
   }
+
+  /** An SDP project with streaming tables fed by tables and flows, as Spark Declarative Pipelines write them. */
+  private void streamingProject() throws IOException {
+    sql("CREATE TABLE web_raw (id INT, amount DOUBLE) USING iceberg");
+    sql("CREATE TABLE shop_raw (id INT, amount DOUBLE) USING iceberg");
+    sql("INSERT INTO web_raw VALUES (10, 12.0), (11, 3.0)");
+    sql("INSERT INTO shop_raw VALUES (20, 8.0)");
+    write("spark-pipeline.yml", """
+        name: orders
+        catalog: lake
+        database: %s
+        libraries:
+          - glob:
+              include: transformations/**
+        """.formatted(ns));
+    write("transformations/a_gold.sql", """
+        CREATE MATERIALIZED VIEW revenue_by_channel AS
+        SELECT channel, SUM(amount) AS revenue, COUNT(*) AS orders FROM all_orders GROUP BY channel;
+        CREATE STREAMING TABLE big_orders AS SELECT id, amount, channel FROM STREAM(all_orders) WHERE amount > 5;
+        """);
+    write("transformations/b_orders.sql", """
+        CREATE STREAMING TABLE all_orders;
+        CREATE FLOW web_orders AS INSERT INTO all_orders BY NAME
+        SELECT id, amount, 'web' AS channel FROM STREAM(web_raw);
+        CREATE FLOW shop_orders AS INSERT INTO all_orders BY NAME
+        SELECT id, amount, 'shop' AS channel FROM STREAM shop_raw;
+        CREATE MATERIALIZED VIEW cities AS SELECT DISTINCT city FROM trips;
+        -- Joins a view of the pipeline: that view refreshes first.
+        CREATE STREAMING TABLE completed_trips AS
+        SELECT t.id, upper(t.city) AS city, t.amount FROM STREAM(trips) t JOIN cities c ON t.city = c.city
+        WHERE t.status = 'completed';
+        """);
+  }
+
+  private static final String ALL_ORDERS =
+      "SELECT id, amount, 'web' FROM web_raw UNION ALL SELECT id, amount, 'shop' FROM shop_raw";
+
+  @Test
+  void anSdpProjectWithStreamingTablesAndFlowsRunsUnchangedAndIncrementally() throws IOException {
+    streamingProject();
+    PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
+    assertThat(graph.problems()).isEmpty();
+    List<String> order = graph.inOrder().stream().map(d -> d.name().substring(d.name().lastIndexOf('.') + 1)).toList();
+    assertThat(order.indexOf("all_orders")).isLessThan(order.indexOf("big_orders")).isLessThan(order.size());
+    assertThat(order.indexOf("all_orders")).isLessThan(order.indexOf("revenue_by_channel"));
+    assertThat(order.indexOf("cities")).isLessThan(order.indexOf("completed_trips"));
+    assertThat(graph.datasets().get("lake." + ns + ".completed_trips").sources())
+        .containsExactlyInAnyOrder("lake." + ns + ".trips", "lake." + ns + ".cities");
+    assertThat(graph.datasets().get("lake." + ns + ".all_orders").sources())
+        .containsExactlyInAnyOrder("lake." + ns + ".web_raw", "lake." + ns + ".shop_raw");
+    PipelineValidator validator = new PipelineValidator((SparkSession) spark);
+    assertThat(validator.validate(graph)).isEmpty();
+
+    PipelineRunResult first = pipeline().run();
+    assertThat(first.succeeded()).as("%s", first).isTrue();
+    assertThat(byName(first).get("all_orders").detail()).contains("created").contains("3 rows read");
+    assertSameRows("SELECT id, amount, channel FROM all_orders", ALL_ORDERS, 3);
+    assertSameRows("SELECT * FROM big_orders", "SELECT * FROM (" + ALL_ORDERS + ") WHERE amount > 5", 2);
+    assertSameRows("SELECT * FROM revenue_by_channel",
+        "SELECT channel, SUM(amount), COUNT(*) FROM (" + ALL_ORDERS + ") t(id, amount, channel) GROUP BY channel", 2);
+    assertSameRows("SELECT * FROM completed_trips",
+        "SELECT id, upper(city), amount FROM trips WHERE status = 'completed'", 3);
+    assertThat(table("all_orders").properties()).containsEntry(PipelineRun.PIPELINE, "orders");
+
+    sql("INSERT INTO web_raw VALUES (12, 9.5)");
+    sql("INSERT INTO trips VALUES (7, 'Denver', 6.0, 'completed')");
+    PipelineRunResult second = pipeline().run();
+    assertThat(second.succeeded()).isTrue();
+    Map<String, PipelineRun.DatasetOutcome> outcomes = byName(second);
+    assertThat(outcomes.get("all_orders").detail()).startsWith("INCREMENTAL").contains(" 1 rows read, 1 written");
+    assertThat(outcomes.get("big_orders").detail()).startsWith("INCREMENTAL").contains(" 1 rows read, 1 written");
+    assertThat(outcomes.get("completed_trips").detail()).contains(" 1 rows read, 1 written");
+    assertSameRows("SELECT * FROM completed_trips",
+        "SELECT id, upper(city), amount FROM trips WHERE status = 'completed'", 4);
+    assertThat(outcomes.get("revenue_by_channel").refresh().orElseThrow().type()).isEqualTo(RefreshType.INCREMENTAL);
+    assertSameRows("SELECT id, amount, channel FROM all_orders", ALL_ORDERS, 4);
+    assertSameRows("SELECT * FROM big_orders", "SELECT * FROM (" + ALL_ORDERS + ") WHERE amount > 5", 3);
+    assertSameRows("SELECT * FROM revenue_by_channel",
+        "SELECT channel, SUM(amount), COUNT(*) FROM (" + ALL_ORDERS + ") t(id, amount, channel) GROUP BY channel", 2);
+
+    long snapshot = currentSnapshotId("all_orders");
+    PipelineRunResult idle = pipeline().run();
+    assertThat(byName(idle).get("all_orders").detail()).startsWith("NO_CHANGE");
+    assertThat(currentSnapshotId("all_orders")).isEqualTo(snapshot);
+    assertThat(new PipelineValidator((SparkSession) spark).validate(
+        PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))).isEmpty();
+
+    PipelineRunResult full = pipeline().fullRefresh(List.of("all_orders")).run();
+    assertThat(byName(full).get("all_orders").detail()).startsWith("FULL").contains("4 written");
+    assertSameRows("SELECT id, amount, channel FROM all_orders", ALL_ORDERS, 4);
+  }
+
+  @Test
+  void removedFlowsAndStreamingTablesAreReportedAndDroppedOnlyWithPrune() throws IOException {
+    streamingProject();
+    assertThat(pipeline().run().succeeded()).isTrue();
+    write("transformations/a_gold.sql", """
+        CREATE MATERIALIZED VIEW revenue_by_channel AS
+        SELECT channel, SUM(amount) AS revenue, COUNT(*) AS orders FROM all_orders GROUP BY channel;
+        """);
+    write("transformations/b_orders.sql", """
+        CREATE STREAMING TABLE all_orders;
+        CREATE FLOW web_orders AS INSERT INTO all_orders BY NAME
+        SELECT id, amount, 'web' AS channel FROM STREAM(web_raw);
+        CREATE STREAMING TABLE completed_trips AS
+        SELECT id, upper(city) AS city, amount FROM STREAM(trips) WHERE status = 'completed';
+        """);
+    sql("INSERT INTO shop_raw VALUES (21, 1.0)");
+    PipelineRunResult kept = pipeline().run();
+    assertThat(byName(kept).get("big_orders").state()).isEqualTo(PipelineEvent.State.REMOVED);
+    assertThat(byName(kept).get("shop_orders").state()).isEqualTo(PipelineEvent.State.REMOVED);
+    assertThat(byName(kept).get("shop_orders").dataset()).isEqualTo("lake." + ns + ".all_orders.shop_orders");
+    assertThat(count("SELECT * FROM all_orders WHERE id = 21")).as("a removed flow is not run").isZero();
+    assertThat(tableExists("big_orders")).isTrue();
+
+    PipelineRunResult pruned = pipeline().prune(true).run();
+    assertThat(byName(pruned).get("big_orders").state()).isEqualTo(PipelineEvent.State.DROPPED);
+    assertThat(byName(pruned).get("shop_orders").state()).isEqualTo(PipelineEvent.State.DROPPED);
+    assertThat(tableExists("big_orders")).isFalse();
+    assertThat(table("all_orders").properties()).doesNotContainKey("floe.flow.shop_orders.query");
+  }
+
+  @Test
+  void theCheckReportsFlowAndStreamingTableProblemsWithTheirLines() throws IOException {
+    write("floe.yml", "name: streams\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("one.sql", """
+        CREATE MATERIALIZED VIEW trips_mv AS SELECT id, city FROM trips;
+        CREATE STREAMING TABLE target;
+        CREATE FLOW dup AS INSERT INTO target BY NAME SELECT id FROM STREAM(trips);
+        CREATE FLOW dup AS INSERT INTO target BY NAME SELECT id, city FROM STREAM(trips);
+        CREATE FLOW stray AS INSERT INTO trips_mv SELECT id, city FROM STREAM(trips);
+        CREATE FLOW from_view AS INSERT INTO target BY NAME SELECT * FROM STREAM(trips_mv);
+        CREATE STREAMING TABLE bad_column AS SELECT no_such_column FROM STREAM(trips);
+        CREATE STREAMING TABLE by_city AS SELECT city, count(*) AS n FROM STREAM(trips) GROUP BY city;
+        CREATE STREAMING TABLE bad_table AS SELECT * FROM STREAM(no_such_table);
+        CREATE FLOW nowhere AS INSERT INTO no_such_target SELECT * FROM STREAM(trips);
+        """);
+    List<String> text = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))
+        .stream().map(PipelineProblem::toString).toList();
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:4: ").contains("flow dup is defined twice (also at one.sql:3)"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:5: ").contains("flow stray writes into lake." + ns + ".trips_mv, which is a materialized view"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:6: ").contains("flow from_view streams materialized view lake." + ns + ".trips_mv"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:7: ").contains("no_such_column"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:8: ").contains("by_city").contains("an aggregate"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:9: ").contains("no_such_table"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:10: ").contains("not defined in this pipeline"));
+    assertThat(text).hasSize(7);
+
+    write("one.sql", """
+        CREATE STREAMING TABLE loop_a AS SELECT * FROM STREAM(loop_b);
+        CREATE STREAMING TABLE loop_b AS SELECT id FROM STREAM(trips);
+        CREATE FLOW back AS INSERT INTO loop_b BY NAME SELECT * FROM STREAM(loop_a);
+        """);
+    text = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))
+        .stream().map(PipelineProblem::toString).toList();
+    assertThat(text).singleElement().satisfies(p -> assertThat(p).contains("cycle").contains("loop_a").contains("loop_b"));
+    assertThat(tableExists("loop_a")).isFalse();
+  }
 }
