@@ -3,13 +3,11 @@ package io.floe.spark.capture;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.iceberg.BaseFileScanTask;
-import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionSpecParser;
-import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
@@ -95,7 +93,7 @@ final class PositionCapture {
           });
       if (!added.isEmpty()) {
         // Read without any delete file: the positions are those of the file as written.
-        files.add(withoutDeletes(table, pair.atTo()));
+        files.add(withoutDeletes(pair.atTo()));
         positions.addAll(added);
       }
     }
@@ -157,14 +155,13 @@ final class PositionCapture {
     return loader.loadPositionDeletes(task.deletes(), location);
   }
 
-  private static FileScanTask withoutDeletes(Table table, FileScanTask task) {
-    DataFile file = task.file();
-    Schema schema = table.schema();
+  /** The task as planned at the newer snapshot (its schema and spec), without its delete files. */
+  private static FileScanTask withoutDeletes(FileScanTask task) {
     return new BaseFileScanTask(
-        file,
+        task.file(),
         new DeleteFile[0],
-        SchemaParser.toJson(schema),
-        PartitionSpecParser.toJson(table.specs().get(file.specId())),
+        SchemaParser.toJson(task.schema()),
+        PartitionSpecParser.toJson(task.spec()),
         ResidualEvaluator.unpartitioned(Expressions.alwaysTrue()));
   }
 }
