@@ -121,7 +121,8 @@ public final class IncrementalRefresh {
       if (to == null) {
         return new Fallback("source " + source.name() + " has no snapshot");
       }
-      CapturedChange change = capture(source).capture(source.table(), sparkName(source), from, to);
+      CapturedChange change =
+          capture(source, shape, readSnapshot).capture(source.table(), sparkName(source), from, to);
       if (change instanceof CapturedChange.Unsupported) {
         return new Fallback(((CapturedChange.Unsupported) change).reason());
       }
@@ -261,14 +262,27 @@ public final class IncrementalRefresh {
   /**
    * The capture for one source, limited, unless the delta threshold check is off, to the rows a
    * full refresh would read: reading the files a change touches costs more than recomputing when
-   * a small change is spread over large files. Small tables are never limited: both are cheap.
+   * a small change is spread over large files. A definition that recomputes the touched groups or
+   * keys reads every source in full on top of the change, so for it the change must also be smaller
+   * than what a full refresh writes, the storage table's rows: a full refresh then costs less. Small
+   * tables are never limited: both are cheap.
    */
-  private ChangeCapture capture(Source source) {
+  private ChangeCapture capture(Source source, DefinitionShape shape, Snapshot storageSnapshot) {
     ChangeCapture capture = new ChangeCapture(spark);
     if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
       return capture;
     }
-    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, source.totalRecords()));
+    long limit = source.totalRecords();
+    if (shape.kind() == DefinitionShape.Kind.KEYED || shape.recomputesGroups()) {
+      limit = Math.min(limit, storedRecords(storageSnapshot));
+    }
+    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, limit));
+  }
+
+  /** Rows in the data files of a storage snapshot, from its summary; unknown counts as unlimited. */
+  private static long storedRecords(Snapshot snapshot) {
+    String records = snapshot.summary() == null ? null : snapshot.summary().get("total-records");
+    return records == null ? Long.MAX_VALUE : Long.parseLong(records);
   }
 
   /** Glue's switch for the check that a change is small enough to refresh incrementally. */
