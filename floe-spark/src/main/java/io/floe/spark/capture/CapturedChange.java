@@ -20,8 +20,9 @@ public sealed interface CapturedChange permits CapturedChange.Delta, CapturedCha
    *     disappeared n more times; never a zero weight. It is already computed (held by Spark as a
    *     local checkpoint), so reading it again does not read the table again.
    * @param kind which weights can occur
-   * @param rowsScanned rows read from data files to compute the change, before delete files were
-   *     applied; 0 when nothing had to be read
+   * @param rowsScanned rows stored in the data files read to compute the change, before delete
+   *     files or filters were applied: a file read whole at both snapshots counts twice, a file
+   *     read once for its newly deleted positions counts once; 0 when nothing had to be read
    * @param operations the Iceberg operations of the snapshots in the range, oldest first
    */
   record Delta(Dataset<Row> zset, ChangeKind kind, long rowsScanned, List<String> operations)

@@ -27,10 +27,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Step 2 of the refresh protocol: captures what changed in one Iceberg table between two of its
- * snapshots as a Z-set, the table's rows with a signed weight ({@link #WEIGHT}). Works the same
- * for appends, copy-on-write and merge-on-read (position deletes, deletion vectors) changes: only
- * the data files whose live rows differ are read, at both snapshots, and the two sides are
- * consolidated so that rows a rewrite left unchanged cancel out.
+ * snapshots as a Z-set, the table's rows with a signed weight ({@link #WEIGHT}). Works for appends,
+ * copy-on-write and merge-on-read (position deletes, deletion vectors) changes: only the data files
+ * whose live rows differ are read. A file live at only one snapshot (appended, or rewritten by
+ * copy-on-write) is read whole at that side; a file live at both that only gained position deletes
+ * is read once for the rows at the newly deleted positions ({@link PositionCapture}); any other
+ * differing file is read whole at both sides. The rows read are consolidated so that rows a rewrite
+ * left unchanged, or an update left as they were, cancel out.
  *
  * <p>When a change cannot be captured incrementally the result is {@link
  * CapturedChange.Unsupported} with the reason, and the caller refreshes in full.
@@ -132,28 +135,37 @@ public final class ChangeCapture {
     if (touched.isEmpty()) {
       return noChange(sparkSchema, range.operations(), sparkName);
     }
-    if (touched.recordCount() > scanLimit) {
+    // Reads delete files only; the files it cannot describe are read whole at both sides.
+    PositionCapture byPosition = PositionCapture.load(table, touched.deletesChanged());
+    TouchedFiles whole = touched.readingWhole(byPosition.wholeFile());
+    long rowsRead = whole.recordCount() + byPosition.recordCount();
+    if (rowsRead > scanLimit) {
       return new CapturedChange.Unsupported(
-          "the change of " + sparkName + " is spread over data files holding " + touched.recordCount()
+          "the change of " + sparkName + " is spread over data files holding " + rowsRead
               + " rows, more than a full refresh reads (" + scanLimit + ")");
+    }
+    if (whole.atFrom().isEmpty() && whole.atTo().isEmpty() && byPosition.files().isEmpty()) {
+      // Delete files were rewritten without deleting any further row.
+      return noChange(sparkSchema, range.operations(), sparkName);
     }
     ChangeKind kind =
         fromSnapshotExclusive == null || range.consistsOnlyOf(ADDING_ONLY)
             ? ChangeKind.APPEND_ONLY
             : ChangeKind.ROW_LEVEL;
-    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, touched);
+    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, whole, byPosition);
     LOG.debug(
-        "Captured {} change of {} after snapshot {} up to {} ({}): read {} data files at the older and {} at"
-            + " the newer snapshot, {} rows",
+        "Captured {} change of {} after snapshot {} up to {} ({}): read {} data files whole at the older and {} at"
+            + " the newer snapshot, {} by deleted position, {} rows",
         kind,
         sparkName,
         fromSnapshotExclusive,
         toSnapshotInclusive,
         range.operations(),
-        touched.atFrom().size(),
-        touched.atTo().size(),
-        touched.recordCount());
-    return new CapturedChange.Delta(zset, kind, touched.recordCount(), range.operations());
+        whole.atFrom().size(),
+        whole.atTo().size(),
+        byPosition.files().size(),
+        rowsRead);
+    return new CapturedChange.Delta(zset, kind, rowsRead, range.operations());
   }
 
   private CapturedChange.Delta noChange(StructType sparkSchema, List<String> operations, String sparkName) {
@@ -163,11 +175,12 @@ public final class ChangeCapture {
   }
 
   /**
-   * Reads the touched files at both sides, weighs them −1 (older) and +1 (newer) and sums the
-   * weights per full row. The result is computed here, because the staged task sets it reads must
-   * be released before returning.
+   * Reads the files read whole at both sides, weighs them −1 (older) and +1 (newer), adds the rows
+   * deleted by position (−1) and sums the weights per full row. The result is computed here,
+   * because the staged task sets it reads must be released before returning.
    */
-  private Dataset<Row> consolidatedRead(Table table, Schema schema, StructType sparkSchema, TouchedFiles touched) {
+  private Dataset<Row> consolidatedRead(
+      Table table, Schema schema, StructType sparkSchema, TouchedFiles touched, PositionCapture byPosition) {
     List<Column> columns = new ArrayList<>();
     for (StructField field : sparkSchema.fields()) {
       columns.add(functions.col(quoted(field.name())));
@@ -186,6 +199,12 @@ public final class ChangeCapture {
         scans.add(newer);
         Dataset<Row> added = newer.rows(columns).withColumn(WEIGHT, functions.lit(1L));
         weighted = weighted == null ? added : weighted.union(added);
+      }
+      if (!byPosition.files().isEmpty()) {
+        StagedScan positioned = StagedScan.stage(spark, table, schema, byPosition.files());
+        scans.add(positioned);
+        Dataset<Row> deleted = byPosition.deletedRows(spark, positioned, sparkSchema, columns, WEIGHT);
+        weighted = weighted == null ? deleted : weighted.union(deleted);
       }
       Dataset<Row> consolidated =
           weighted

@@ -13,7 +13,13 @@ import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.spark.ScanTaskSetManager;
 import org.apache.iceberg.spark.SparkTableCache;
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
+import org.apache.iceberg.spark.source.SparkRewriteTable;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.types.StructType;
+import scala.Option;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
@@ -52,9 +58,22 @@ final class StagedScan implements AutoCloseable {
   }
 
   /** The rows of the staged tasks, with exactly the columns of the schema given at staging. */
-  Dataset<Row> rows(List<Column> columns) {
+  org.apache.spark.sql.Dataset<Row> rows(List<Column> columns) {
     // The staged table may add row lineage columns (format v3); keep only the schema's columns.
     return spark.read().format("iceberg").load(setId).select(columns.toArray(Column[]::new));
+  }
+
+  /**
+   * The rows of the staged tasks with {@code columns}, which may name the file path and row
+   * position metadata columns ({@code _file}, {@code _pos}) besides the columns of {@code schema},
+   * the schema given at staging.
+   */
+  Dataset<Row> rowsWithPositions(StructType schema, List<Column> columns) {
+    PositionedTable table = new PositionedTable(new SparkRewriteTable(readTable, setId), schema);
+    DataSourceV2Relation relation =
+        DataSourceV2Relation.create(table, Option.<CatalogPlugin>empty(), Option.<Identifier>empty());
+    return Dataset.ofRows((org.apache.spark.sql.classic.SparkSession) spark, relation)
+        .select(columns.toArray(Column[]::new));
   }
 
   @Override

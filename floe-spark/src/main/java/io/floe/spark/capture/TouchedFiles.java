@@ -18,18 +18,26 @@ import org.apache.iceberg.io.CloseableIterable;
  * delete files that apply at the side they are read from. Every other data file holds the same
  * live rows at both snapshots and need not be read.
  *
- * @param atFrom tasks to read at the older snapshot, whose rows disappeared or stayed
- * @param atTo tasks to read at the newer snapshot, whose rows appeared or stayed
+ * @param atFrom tasks to read whole at the older snapshot, whose rows disappeared or stayed
+ * @param atTo tasks to read whole at the newer snapshot, whose rows appeared or stayed
+ * @param deletesChanged data files live at both snapshots whose delete files differ (merge-on-read
+ *     position deletes and deletion vectors change a file's live rows without rewriting it); {@link
+ *     PositionCapture} reads only their newly deleted rows, or {@link #readingWhole} moves them to
+ *     both sides
  */
-record TouchedFiles(List<FileScanTask> atFrom, List<FileScanTask> atTo) {
+record TouchedFiles(List<FileScanTask> atFrom, List<FileScanTask> atTo, List<DeletesChanged> deletesChanged) {
   TouchedFiles {
     atFrom = List.copyOf(atFrom);
     atTo = List.copyOf(atTo);
+    deletesChanged = List.copyOf(deletesChanged);
   }
+
+  /** One data file live at both snapshots, as planned at each, with different delete files. */
+  record DeletesChanged(FileScanTask atFrom, FileScanTask atTo) {}
 
   /** Everything live at {@code to}, for a table that had no snapshot before. */
   static TouchedFiles allAt(Table table, long to) {
-    return new TouchedFiles(List.of(), plan(table.newScan().useSnapshot(to).planFiles()));
+    return new TouchedFiles(List.of(), plan(table.newScan().useSnapshot(to).planFiles()), List.of());
   }
 
   /**
@@ -39,21 +47,47 @@ record TouchedFiles(List<FileScanTask> atFrom, List<FileScanTask> atTo) {
   static TouchedFiles appendedBetween(Table table, long fromExclusive, long to) {
     return new TouchedFiles(
         List.of(),
-        plan(table.newIncrementalAppendScan().fromSnapshotExclusive(fromExclusive).toSnapshot(to).planFiles()));
+        plan(table.newIncrementalAppendScan().fromSnapshotExclusive(fromExclusive).toSnapshot(to).planFiles()),
+        List.of());
   }
 
   /**
    * The data files live at only one of the two snapshots, plus those live at both whose delete
-   * files differ (merge-on-read position deletes and deletion vectors change a file's live rows
-   * without rewriting it).
+   * files differ.
    */
   static TouchedFiles differingBetween(Table table, long from, long to) {
     Map<String, FileScanTask> fromTasks = byDataFile(plan(table.newScan().useSnapshot(from).planFiles()));
     Map<String, FileScanTask> toTasks = byDataFile(plan(table.newScan().useSnapshot(to).planFiles()));
-    return new TouchedFiles(differing(fromTasks, toTasks), differing(toTasks, fromTasks));
+    List<DeletesChanged> deletesChanged = new ArrayList<>();
+    toTasks.forEach(
+        (location, task) -> {
+          FileScanTask before = fromTasks.get(location);
+          if (before != null && !deleteFileKeys(before).equals(deleteFileKeys(task))) {
+            deletesChanged.add(new DeletesChanged(before, task));
+          }
+        });
+    return new TouchedFiles(onlyIn(fromTasks, toTasks), onlyIn(toTasks, fromTasks), deletesChanged);
   }
 
-  /** Rows stored in the data files to read, before delete files are applied. */
+  /**
+   * The files to read whole: those live at one side only, and {@code pairs} (some of {@link
+   * #deletesChanged}, the others being read by position) at both sides.
+   */
+  TouchedFiles readingWhole(List<DeletesChanged> pairs) {
+    List<FileScanTask> from = new ArrayList<>(atFrom);
+    List<FileScanTask> to = new ArrayList<>(atTo);
+    for (DeletesChanged pair : pairs) {
+      from.add(pair.atFrom());
+      to.add(pair.atTo());
+    }
+    return new TouchedFiles(from, to, List.of());
+  }
+
+  /**
+   * Rows stored in the data files read whole, before delete files are applied: a file read at both
+   * sides counts twice. {@link #deletesChanged} counts as read whole at both sides too, the most a
+   * capture reads for them.
+   */
   long recordCount() {
     long count = 0;
     for (FileScanTask task : atFrom) {
@@ -62,23 +96,25 @@ record TouchedFiles(List<FileScanTask> atFrom, List<FileScanTask> atTo) {
     for (FileScanTask task : atTo) {
       count += task.file().recordCount();
     }
+    for (DeletesChanged pair : deletesChanged) {
+      count += 2 * pair.atTo().file().recordCount();
+    }
     return count;
   }
 
   boolean isEmpty() {
-    return atFrom.isEmpty() && atTo.isEmpty();
+    return atFrom.isEmpty() && atTo.isEmpty() && deletesChanged.isEmpty();
   }
 
-  private static List<FileScanTask> differing(Map<String, FileScanTask> side, Map<String, FileScanTask> other) {
-    List<FileScanTask> differing = new ArrayList<>();
+  private static List<FileScanTask> onlyIn(Map<String, FileScanTask> side, Map<String, FileScanTask> other) {
+    List<FileScanTask> only = new ArrayList<>();
     side.forEach(
         (location, task) -> {
-          FileScanTask counterpart = other.get(location);
-          if (counterpart == null || !deleteFileKeys(task).equals(deleteFileKeys(counterpart))) {
-            differing.add(task);
+          if (!other.containsKey(location)) {
+            only.add(task);
           }
         });
-    return differing;
+    return only;
   }
 
   private static Set<String> deleteFileKeys(FileScanTask task) {

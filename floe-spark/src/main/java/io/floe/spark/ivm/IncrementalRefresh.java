@@ -121,7 +121,8 @@ public final class IncrementalRefresh {
       if (to == null) {
         return new Fallback("source " + source.name() + " has no snapshot");
       }
-      CapturedChange change = capture(source).capture(source.table(), sparkName(source), from, to);
+      CapturedChange change =
+          capture(source, shape, readSnapshot).capture(source.table(), sparkName(source), from, to);
       if (change instanceof CapturedChange.Unsupported) {
         return new Fallback(((CapturedChange.Unsupported) change).reason());
       }
@@ -164,7 +165,7 @@ public final class IncrementalRefresh {
         expectations = change.expectations();
         change.rows().get().createOrReplaceTempView(changes);
         counts = linearCounts(change.rows().get());
-        merge = linearMerge(mv, changes);
+        merge = linearMerge(mv, changes, changedKeys(change.rows().get()));
         long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
         return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
       }
@@ -197,7 +198,7 @@ public final class IncrementalRefresh {
         Dataset<Row> rows = linearChange(mv, inserted, deleted);
         rows.createOrReplaceTempView(changes);
         counts = linearCounts(rows);
-        merge = linearMerge(mv, changes);
+        merge = linearMerge(mv, changes, changedKeys(rows));
       } else {
         Dataset<Row> rows =
             groupChange(mv, shape, readSnapshot, pinned, unionAll(fromInserted), unionAll(fromDeleted), rowsRead);
@@ -261,14 +262,27 @@ public final class IncrementalRefresh {
   /**
    * The capture for one source, limited, unless the delta threshold check is off, to the rows a
    * full refresh would read: reading the files a change touches costs more than recomputing when
-   * a small change is spread over large files. Small tables are never limited: both are cheap.
+   * a small change is spread over large files. A definition that recomputes the touched groups or
+   * keys reads every source in full on top of the change, so for it the change must also be smaller
+   * than what a full refresh writes, the storage table's rows: a full refresh then costs less. Small
+   * tables are never limited: both are cheap.
    */
-  private ChangeCapture capture(Source source) {
+  private ChangeCapture capture(Source source, DefinitionShape shape, Snapshot storageSnapshot) {
     ChangeCapture capture = new ChangeCapture(spark);
     if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
       return capture;
     }
-    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, source.totalRecords()));
+    long limit = source.totalRecords();
+    if (shape.kind() == DefinitionShape.Kind.KEYED || shape.recomputesGroups()) {
+      limit = Math.min(limit, storedRecords(storageSnapshot));
+    }
+    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, limit));
+  }
+
+  /** Rows in the data files of a storage snapshot, from its summary; unknown counts as unlimited. */
+  private static long storedRecords(Snapshot snapshot) {
+    String records = snapshot.summary() == null ? null : snapshot.summary().get("total-records");
+    return records == null ? Long.MAX_VALUE : Long.parseLong(records);
   }
 
   /** Glue's switch for the check that a change is small enough to refresh incrementally. */
@@ -348,14 +362,41 @@ public final class IncrementalRefresh {
     return new long[] {row.getLong(0), row.getLong(1)};
   }
 
-  private static String linearMerge(MaterializedView mv, String changes) {
+  /**
+   * The distinct row keys of a (computed) linear change, when there are at most {@link
+   * #MAX_LISTED_KEYS} of them.
+   */
+  private static Optional<List<Long>> changedKeys(Dataset<Row> change) {
+    List<Row> rows = change.select(col(StorageLayout.quote(StorageLayout.KEY))).limit(MAX_LISTED_KEYS + 1).collectAsList();
+    if (rows.size() > MAX_LISTED_KEYS) {
+      return Optional.empty();
+    }
+    return Optional.of(rows.stream().map(row -> row.getLong(0)).distinct().sorted().toList());
+  }
+
+  /**
+   * Up to how many changed row keys the storage MERGE lists. MERGE joins the storage table with the
+   * change as a right outer join (unmatched change rows are inserted), which Spark cannot run with
+   * the small change broadcast, so it shuffles every stored row. A condition on the target alone
+   * is applied to the storage scan before that join: with the keys listed, only the few stored rows
+   * that can match are shuffled. Beyond this many keys the statement grows large to parse.
+   */
+  private static final int MAX_LISTED_KEYS = 50_000;
+
+  private static String linearMerge(MaterializedView mv, String changes, Optional<List<Long>> changedKeys) {
     List<String> view = mv.viewColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
     String key = StorageLayout.quote(StorageLayout.KEY);
     String weight = StorageLayout.quote(WEIGHT);
+    // Implied by the match (t.key = s.key), so it changes which rows are read, not the result.
+    String listed =
+        changedKeys.filter(keys -> !keys.isEmpty())
+            .map(keys -> " AND t." + key + " IN (" + keys.stream().map(IncrementalRefresh::bigintLiteral).collect(Collectors.joining(", ")) + ")")
+            .orElse("");
     String match =
         "t." + key + " = s." + key
-            + view.stream().map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c)).collect(Collectors.joining());
+            + view.stream().map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c)).collect(Collectors.joining())
+            + listed;
     String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
     String insertValues = view.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     return "MERGE INTO %s t USING " + changes + " s ON " + match
@@ -363,6 +404,11 @@ public final class IncrementalRefresh {
         + " WHEN MATCHED THEN UPDATE SET t." + count + " = t." + count + " + s." + weight
         + " WHEN NOT MATCHED AND s." + weight + " > 0 THEN INSERT (" + insertColumns + ", " + count + ", " + key
         + ") VALUES (" + insertValues + ", s." + weight + ", s." + key + ")";
+  }
+
+  /** A BIGINT literal in Spark SQL; the smallest value has no positive counterpart to negate. */
+  private static String bigintLiteral(long value) {
+    return value == Long.MIN_VALUE ? "(-9223372036854775807L - 1L)" : value + "L";
   }
 
   // AGGREGATE: new values of every affected group, or a flag that the group is gone.

@@ -99,8 +99,57 @@ class ChangeCaptureTest {
     assertThat(delta.operations()).hasSize(1);
     assertMatchesTimeTravel(delta, from, to);
     assertThat(weights(delta.zset())).containsEntry(List.of(2, "b"), -1L);
-    // Every file is read but the one holding ids 4 and 5, untouched at both snapshots.
-    assertThat(delta.rowsScanned()).isEqualTo(recordsInDataFiles(from) + recordsInDataFiles(to) - 2 * 2);
+    // Every file is read but the one holding ids 4 and 5, untouched at both snapshots; with
+    // merge-on-read the first file stays and is read once, for its newly deleted positions.
+    long readWholeAtBothSides = recordsInDataFiles(from) + recordsInDataFiles(to) - 2 * 2;
+    assertThat(delta.rowsScanned())
+        .isEqualTo(properties.equals(COPY_ON_WRITE_V2) ? readWholeAtBothSides : recordsInDataFiles(to) - 2);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("mergeOnReadModes")
+  void mergeOnReadChangesSpreadOverFilesAreReadOnceByPosition(String properties) {
+    createTable(properties);
+    for (int file = 0; file < 3; file++) {
+      commit("INSERT INTO t SELECT /*+ COALESCE(1) */ id, CONCAT('n', id) FROM RANGE(" + file * 10 + ", " + (file + 1) * 10 + ") AS r(id)");
+    }
+    long from = commit("DELETE FROM t WHERE id IN (1, 12)");
+    commit("UPDATE t SET name = 'updated' WHERE id IN (3, 14, 25)");
+    commit("UPDATE t SET name = name WHERE id IN (5, 26)");
+    commit("DELETE FROM t WHERE id IN (7, 18, 29)");
+    long to = commit("INSERT INTO t VALUES (100, 'new')");
+
+    CapturedChange.Delta delta = captureDelta(from, to);
+
+    assertThat(delta.kind()).isEqualTo(ChangeKind.ROW_LEVEL);
+    assertMatchesTimeTravel(delta, from, to);
+    Map<List<Object>, Long> weights = weights(delta.zset());
+    assertThat(weights).containsEntry(List.of(3, "n3"), -1L).containsEntry(List.of(3, "updated"), 1L);
+    assertThat(weights).containsEntry(List.of(29, "n29"), -1L).containsEntry(List.of(100, "new"), 1L);
+    // An update that changed nothing cancels out.
+    assertThat(weights).doesNotContainKey(List.of(5, "n5"));
+    assertThat(weights).hasSize(3 * 2 + 3 + 1);
+    // The three original files stay live and are each read once, filtered by position; only the
+    // files the updates and the insert added are read besides. Whole at both sides, they would
+    // count twice.
+    assertThat(recordsInDataFiles(from)).isEqualTo(30);
+    assertThat(delta.rowsScanned()).isEqualTo(recordsInDataFiles(to)).isLessThan(30 + recordsInDataFiles(to));
+  }
+
+  @Test
+  void aFileWithEqualityDeletesIsReadWholeAtBothSides() throws Exception {
+    createTable(MERGE_ON_READ_V2);
+    commit("INSERT INTO t SELECT /*+ COALESCE(1) */ * FROM VALUES (1, 'a'), (2, 'b'), (3, 'c') AS v(id, name)");
+    writeEqualityDelete(1);
+    long from = table().currentSnapshot().snapshotId();
+    long to = commit("DELETE FROM t WHERE id = 3");
+
+    CapturedChange.Delta delta = captureDelta(from, to);
+
+    // The equality delete applies at both sides, so deleted positions alone do not tell the change.
+    assertThat(weights(delta.zset())).isEqualTo(Map.of(List.of(3, "c"), -1L));
+    assertMatchesTimeTravel(delta, from, to);
+    assertThat(delta.rowsScanned()).isEqualTo(2 * 3);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -116,7 +165,8 @@ class ChangeCaptureTest {
 
     assertThat(delta.kind()).isEqualTo(ChangeKind.ROW_LEVEL);
     assertThat(weights(delta.zset())).isEqualTo(Map.of(List.of(3, "c"), -1L));
-    assertThat(delta.rowsScanned()).isEqualTo(6);
+    // The file holding ids 1 to 3 is read once, for the position deleted since.
+    assertThat(delta.rowsScanned()).isEqualTo(3);
     assertMatchesTimeTravel(delta, from, to);
   }
 
@@ -324,7 +374,18 @@ class ChangeCaptureTest {
   void equalityDeletesAreUnsupported() throws Exception {
     createTable(MERGE_ON_READ_V2);
     long from = commit("INSERT INTO t VALUES (1, 'a'), (2, 'b')");
-    // Spark writes no equality deletes; write one as other engines (Flink, Kafka Connect) do.
+    writeEqualityDelete(1);
+    long to = table().currentSnapshot().snapshotId();
+    assertThat(spark.sql("SELECT id FROM t").collectAsList()).extracting(row -> row.getInt(0)).containsExactly(2);
+
+    assertThat(unsupportedReason(from, to)).contains("equality delete");
+  }
+
+  /**
+   * Commits an equality delete of {@code id}. Spark writes no equality deletes; this writes one as
+   * other engines (Flink, Kafka Connect) do.
+   */
+  private void writeEqualityDelete(int id) throws IOException {
     Table table = table();
     Schema deleteSchema = table.schema().select("id");
     GenericFileWriterFactory writers =
@@ -339,13 +400,9 @@ class ChangeCaptureTest {
         writers.newEqualityDeleteWriter(
             EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)), table.spec(), null);
     try (writer) {
-      writer.write(GenericRecord.create(deleteSchema).copy("id", 1));
+      writer.write(GenericRecord.create(deleteSchema).copy("id", id));
     }
     table.newRowDelta().addDeletes(writer.toDeleteFile()).commit();
-    long to = table().currentSnapshot().snapshotId();
-    assertThat(spark.sql("SELECT id FROM t").collectAsList()).extracting(row -> row.getInt(0)).containsExactly(2);
-
-    assertThat(unsupportedReason(from, to)).contains("equality delete");
   }
 
   @Test
