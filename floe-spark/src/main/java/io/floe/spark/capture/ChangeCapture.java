@@ -49,14 +49,16 @@ public final class ChangeCapture {
 
   private final SparkSession spark;
   private final long scanLimit;
+  private final String limitReason;
 
   public ChangeCapture(SparkSession spark) {
-    this(spark, Long.MAX_VALUE);
+    this(spark, Long.MAX_VALUE, "");
   }
 
-  private ChangeCapture(SparkSession spark, long scanLimit) {
+  private ChangeCapture(SparkSession spark, long scanLimit, String limitReason) {
     this.spark = spark;
     this.scanLimit = scanLimit;
+    this.limitReason = limitReason;
   }
 
   /**
@@ -64,7 +66,15 @@ public final class ChangeCapture {
    * holding more than {@code rows} records: beyond that a full refresh reads less.
    */
   public ChangeCapture limitScanTo(long rows) {
-    return new ChangeCapture(spark, rows);
+    return limitScanTo(rows, "more than a full refresh reads (%d)");
+  }
+
+  /**
+   * As {@link #limitScanTo(long)}, with the limit described for the reason the capture gives: a
+   * format whose {@code %d} is the limit, such as {@code "more than the view stores (%d)"}.
+   */
+  public ChangeCapture limitScanTo(long rows, String description) {
+    return new ChangeCapture(spark, rows, description);
   }
 
   /**
@@ -142,7 +152,7 @@ public final class ChangeCapture {
     if (rowsRead > scanLimit) {
       return new CapturedChange.Unsupported(
           "the change of " + sparkName + " is spread over data files holding " + rowsRead
-              + " rows, more than a full refresh reads (" + scanLimit + ")");
+              + " rows, " + String.format(java.util.Locale.ROOT, limitReason, scanLimit));
     }
     if (whole.atFrom().isEmpty() && whole.atTo().isEmpty() && byPosition.files().isEmpty()) {
       // Delete files were rewritten without deleting any further row.

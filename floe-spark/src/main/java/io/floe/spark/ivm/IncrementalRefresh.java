@@ -272,11 +272,16 @@ public final class IncrementalRefresh {
     if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
       return capture;
     }
-    long limit = source.totalRecords();
+    long limit = Math.max(MIN_SCAN_LIMIT, source.totalRecords());
     if (shape.kind() == DefinitionShape.Kind.KEYED || shape.recomputesGroups()) {
-      limit = Math.min(limit, storedRecords(storageSnapshot));
+      long stored = Math.max(MIN_SCAN_LIMIT, storedRecords(storageSnapshot));
+      if (stored < limit) {
+        return capture.limitScanTo(stored,
+            "more than %d (the rows the view stores, or " + MIN_SCAN_LIMIT + " if more); its definition recomputes the groups"
+                + " or keys a change touches from every source row, so a full refresh costs less");
+      }
     }
-    return capture.limitScanTo(Math.max(MIN_SCAN_LIMIT, limit));
+    return capture.limitScanTo(limit);
   }
 
   /** Rows in the data files of a storage snapshot, from its summary; unknown counts as unlimited. */
