@@ -394,20 +394,7 @@ public final class PipelineRun {
         if (!project.spec().name().equals(mv.properties().get(PIPELINE)) || graph.datasets().containsKey(name)) {
           continue;
         }
-        if (!prune) {
-          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.REMOVED, Optional.empty(), "no longer defined; kept (run with --prune to drop it)"));
-          emit(name, PipelineEvent.State.REMOVED, outcomes.get(name).detail());
-          continue;
-        }
-        try {
-          spark.sql("DROP MATERIALIZED VIEW " + mv.name().quoted()).collect();
-          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.DROPPED, Optional.empty(), "no longer defined; dropped"));
-          emit(name, PipelineEvent.State.DROPPED, outcomes.get(name).detail());
-        } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
-          LOG.error("Pipeline {}: cannot drop {}", project.spec().name(), name, e);
-          outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
-          emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
-        }
+        keepOrDrop(name, "DROP MATERIALIZED VIEW " + mv.name().quoted(), outcomes);
       }
     }
   }
@@ -430,20 +417,25 @@ public final class PipelineRun {
       if (!StreamFlow.isTableFed(properties) || !project.spec().name().equals(properties.get(PIPELINE))) {
         continue;
       }
-      if (!prune) {
-        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.REMOVED, Optional.empty(), "no longer defined; kept (run with --prune to drop it)"));
-        emit(name, PipelineEvent.State.REMOVED, outcomes.get(name).detail());
-        continue;
-      }
-      try {
-        spark.sql("DROP TABLE " + table.quoted()).collect();
-        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.DROPPED, Optional.empty(), "no longer defined; dropped"));
-        emit(name, PipelineEvent.State.DROPPED, outcomes.get(name).detail());
-      } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
-        LOG.error("Pipeline {}: cannot drop {}", project.spec().name(), name, e);
-        outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
-        emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
-      }
+      keepOrDrop(name, "DROP TABLE " + table.quoted(), outcomes);
+    }
+  }
+
+  /** A dataset the project no longer defines: reported and kept, or with prune dropped by {@code drop}. */
+  private void keepOrDrop(String name, String drop, Map<String, DatasetOutcome> outcomes) {
+    if (!prune) {
+      outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.REMOVED, Optional.empty(), "no longer defined; kept (run with --prune to drop it)"));
+      emit(name, PipelineEvent.State.REMOVED, outcomes.get(name).detail());
+      return;
+    }
+    try {
+      spark.sql(drop).collect();
+      outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.DROPPED, Optional.empty(), "no longer defined; dropped"));
+      emit(name, PipelineEvent.State.DROPPED, outcomes.get(name).detail());
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+      LOG.error("Pipeline {}: cannot drop {}", project.spec().name(), name, e);
+      outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.FAILED, Optional.empty(), "cannot drop: " + e.getMessage()));
+      emit(name, PipelineEvent.State.FAILED, outcomes.get(name).detail());
     }
   }
 
