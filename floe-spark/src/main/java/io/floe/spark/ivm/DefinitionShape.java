@@ -144,10 +144,26 @@ public final class DefinitionShape {
    * @param analyzed the pinned definition, analyzed
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
+    boolean[] withCte = {false};
+    parsed.foreachWithSubqueries(
+        node -> {
+          withCte[0] |= node instanceof UnresolvedWith;
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return of(parsed, analyzed, withCte[0] ? -1 : io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed));
+  }
+
+  /**
+   * @param references how many times the definition names a table, or -1 when it has common
+   *     table expressions: a source read twice (a self-join) is maintained when each of its reads
+   *     is one of these, so that each takes its own term of the change (a common table expression
+   *     read twice reads its tables twice from one reference).
+   */
+  private static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed, int references) {
     if (parsed instanceof UnresolvedWith with) {
       // Common table expressions (a pipeline's temporary views among them) are classified with
       // their bodies inlined, and stay around the main query of the augmented definition.
-      DefinitionShape inner = of(with.child(), new InlineCTE(true, false).apply(analyzed));
+      DefinitionShape inner = of(with.child(), new InlineCTE(true, false).apply(analyzed), references);
       if (inner.augmentedParsed == null) {
         return inner;
       }
@@ -158,7 +174,7 @@ public final class DefinitionShape {
           new UnresolvedWith(inner.augmentedParsed, with.cteRelations(), with.allowRecursion()));
     }
     if (analyzed instanceof Distinct) {
-      return ofDistinct(parsed, (Distinct) analyzed);
+      return ofDistinct(parsed, (Distinct) analyzed, references);
     }
     Optional<KeyedShape.Verdict> verdict = KeyedShape.classify(analyzed);
     if (verdict.isPresent()) {
@@ -168,28 +184,28 @@ public final class DefinitionShape {
     }
     if (analyzed instanceof Aggregate) {
       Aggregate aggregate = (Aggregate) analyzed;
-      Optional<String> notLinear = linearProblem(aggregate.child());
+      Optional<String> notLinear = linearProblem(aggregate.child(), false, references);
       if (notLinear.isPresent()) {
         return notIncremental(notLinear.get());
       }
       return ofAggregate(parsed, aggregate);
     }
-    Optional<String> notLinear = linearProblem(analyzed);
+    Optional<String> notLinear = linearProblem(analyzed, false, references);
     if (notLinear.isPresent()) {
       return notIncremental(notLinear.get());
     }
     return new DefinitionShape(Kind.LINEAR, "", List.of(), parsed);
   }
 
-  private static Optional<String> linearProblem(LogicalPlan plan) {
-    return linearProblem(plan, false);
+  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins) {
+    return linearProblem(plan, outerJoins, -1);
   }
 
   /**
    * Why {@code plan} is not filters, projections, generators, inner joins (and outer joins when
    * {@code outerJoins}) and UNION ALL over sources each read once.
    */
-  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins) {
+  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins, int references) {
     List<String> problems = new ArrayList<>();
     List<String> relations = new ArrayList<>();
     plan.foreach(
@@ -222,9 +238,12 @@ public final class DefinitionShape {
     if (relations.isEmpty()) {
       return Optional.of("a definition without sources has nothing to maintain");
     }
-    if (new java.util.HashSet<>(relations).size() != relations.size()) {
-      // A delta joined with itself has cross terms the per-source rule does not produce.
-      return Optional.of("a definition reading the same source twice (a self-join) is not maintained incrementally yet");
+    if (new java.util.HashSet<>(relations).size() != relations.size() && relations.size() != references) {
+      // Each read of a source takes its own term of the change; a read the definition does not
+      // name (a common table expression used twice) cannot.
+      return Optional.of(
+          "a definition reading the same source twice (a self-join) is maintained incrementally only in joins, UNION ALL,"
+              + " GROUP BY and DISTINCT without common table expressions");
     }
     return Optional.empty();
   }
@@ -258,8 +277,8 @@ public final class DefinitionShape {
    * SELECT DISTINCT is a GROUP BY of every column with nothing aggregated: a row is in the view
    * while its hidden count is positive.
    */
-  private static DefinitionShape ofDistinct(LogicalPlan parsed, Distinct distinct) {
-    Optional<String> notLinear = linearProblem(distinct.child());
+  private static DefinitionShape ofDistinct(LogicalPlan parsed, Distinct distinct, int references) {
+    Optional<String> notLinear = linearProblem(distinct.child(), false, references);
     if (notLinear.isPresent()) {
       return notIncremental(notLinear.get());
     }
@@ -292,9 +311,6 @@ public final class DefinitionShape {
   private static DefinitionShape ofAggregate(LogicalPlan parsed, Aggregate aggregate) {
     List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
     List<NamedExpression> outputs = Scala.list(aggregate.aggregateExpressions());
-    if (grouping.isEmpty()) {
-      return notIncremental("an aggregate without GROUP BY always has one row, which counters cannot express");
-    }
     List<ColumnRole> roles = new ArrayList<>();
     for (NamedExpression output : outputs) {
       Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
@@ -319,6 +335,19 @@ public final class DefinitionShape {
         roles.add(ColumnRole.RECOMPUTE);
       }
     }
+    if (grouping.isEmpty()) {
+      // One group, the whole input, kept with its counters even when they reach zero. Anything but
+      // counters would be recomputed from every source row: that is a full refresh.
+      for (int i = 0; i < outputs.size(); i++) {
+        if (roles.get(i) == ColumnRole.RECOMPUTE) {
+          NamedExpression output = outputs.get(i);
+          Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
+          return notIncremental(
+              "an aggregate without GROUP BY recomputes " + org.apache.spark.sql.catalyst.util.package$.MODULE$.toPrettySQL(inner, false)
+                  + " from every source row; without GROUP BY only COUNT and SUM are maintained incrementally");
+        }
+      }
+    }
     for (Expression group : grouping) {
       boolean selected = false;
       for (int i = 0; i < outputs.size(); i++) {
@@ -339,6 +368,12 @@ public final class DefinitionShape {
 
   /** Appends the hidden counts to the parsed aggregate's select list. */
   private static Optional<LogicalPlan> augment(LogicalPlan parsed, List<ColumnRole> roles) {
+    if (parsed instanceof org.apache.spark.sql.catalyst.plans.logical.Project) {
+      // Without GROUP BY the parser leaves the aggregates in a projection; the analyzer makes it
+      // the aggregate of one group.
+      var project = (org.apache.spark.sql.catalyst.plans.logical.Project) parsed;
+      parsed = new Aggregate(Scala.seq(), project.projectList(), project.child(), Scala.none());
+    }
     if (!(parsed instanceof Aggregate)) {
       return Optional.empty();
     }

@@ -9,6 +9,7 @@ import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 import static org.apache.spark.sql.functions.xxhash64;
 
+import io.floe.FloeException;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
@@ -170,6 +171,7 @@ public final class IncrementalRefresh {
         return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
       }
       LogicalPlan definition = shape.augmentedParsed().orElseThrow();
+      List<Integer> reads = reads(mv, definition, sources);
       List<Dataset<Row>> fromInserted = new ArrayList<>();
       List<Dataset<Row>> fromDeleted = new ArrayList<>();
       for (int m = 0; m < moved.size(); m++) {
@@ -180,8 +182,13 @@ public final class IncrementalRefresh {
         views.add(deleted);
         expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
         expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
-        fromInserted.add(term(mv, definition, sources, oldSources, changed, inserted));
-        fromDeleted.add(term(mv, definition, sources, oldSources, changed, deleted));
+        // A source read more than once (a self-join) gives one term per read.
+        for (int read = 0; read < reads.size(); read++) {
+          if (reads.get(read) == changed) {
+            fromInserted.add(term(mv, definition, sources, oldSources, read, inserted));
+            fromDeleted.add(term(mv, definition, sources, oldSources, read, deleted));
+          }
+        }
       }
       if (shape.kind() == DefinitionShape.Kind.LINEAR) {
         Dataset<Row> inserted = unionAll(fromInserted);
@@ -227,12 +234,31 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * One term of the change: the definition with source {@code changed} replaced by the rows of
-   * {@code view}, the sources before it read at their new snapshot and those after it at their old
-   * one, so that the terms of all changed sources add up to the definition's change.
+   * The source index of each table reference of the definition, in the order {@link
+   * SourcePinning#substitute} visits them: a source read twice appears twice.
+   */
+  private List<Integer> reads(MaterializedView mv, LogicalPlan definition, List<Source> sources) {
+    List<Integer> reads = new ArrayList<>();
+    pinning.substitute(
+        definition,
+        mv.defaultCatalog(),
+        mv.defaultNamespace(),
+        (parts, name) -> {
+          reads.add(indexOf(sources, name.toString()));
+          return new UnresolvedRelation(Scala.seq(parts), CaseInsensitiveStringMap.empty(), false);
+        });
+    return reads;
+  }
+
+  /**
+   * One term of the change: the definition with table reference number {@code changed} replaced
+   * by the rows of {@code view}, the references before it read at their source's new snapshot and
+   * those after it at the old one. Over the references of all changed sources, the terms add up
+   * to the definition's change (new ⋈ new − old ⋈ old telescopes), self-joins included.
    */
   private Dataset<Row> term(
       MaterializedView mv, LogicalPlan definition, List<Source> sources, List<Source> oldSources, int changed, String view) {
+    int[] visited = {0};
     LogicalPlan plan =
         pinning.substitute(
             definition,
@@ -240,12 +266,13 @@ public final class IncrementalRefresh {
             mv.defaultNamespace(),
             (parts, name) -> {
               int index = indexOf(sources, name.toString());
-              if (index == changed) {
+              int position = visited[0]++;
+              if (position == changed) {
                 return new SubqueryAlias(
                     new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
                     new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false));
               }
-              Source source = index < changed ? sources.get(index) : oldSources.get(index);
+              Source source = position < changed ? sources.get(index) : oldSources.get(index);
               LogicalPlan read = pinning.read(parts, source);
               // A source that had no snapshot yet was empty at the old state.
               return source.snapshot().isEmpty()
@@ -272,12 +299,13 @@ public final class IncrementalRefresh {
     if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
       return capture;
     }
-    long limit = Math.max(MIN_SCAN_LIMIT, source.totalRecords());
+    long floor = scanFloor();
+    long limit = Math.max(floor, source.totalRecords());
     if (shape.kind() == DefinitionShape.Kind.KEYED || shape.recomputesGroups()) {
-      long stored = Math.max(MIN_SCAN_LIMIT, storedRecords(storageSnapshot));
+      long stored = Math.max(floor, storedRecords(storageSnapshot));
       if (stored < limit) {
         return capture.limitScanTo(stored,
-            "more than %d (the rows the view stores, or " + MIN_SCAN_LIMIT + " if more); its definition recomputes the groups"
+            "more than %d (the rows the view stores, or " + floor + " if more); its definition recomputes the groups"
                 + " or keys a change touches from every source row, so a full refresh costs less");
       }
     }
@@ -293,7 +321,27 @@ public final class IncrementalRefresh {
   /** Glue's switch for the check that a change is small enough to refresh incrementally. */
   public static final String DELTA_THRESHOLD_CHECK = "spark.sql.optimizer.incrementalMVRefresh.deltaThresholdCheckEnabled";
 
-  private static final long MIN_SCAN_LIMIT = 1_000_000L;
+  /**
+   * The fewest rows a change may be read from before the check above applies ({@value
+   * #DEFAULT_SCAN_FLOOR} by default): below it both refreshes are cheap.
+   */
+  public static final String SCAN_FLOOR = "floe.refresh.incremental.min-rows-checked";
+
+  private static final long DEFAULT_SCAN_FLOOR = 1_000_000L;
+
+  private long scanFloor() {
+    String value = spark.conf().get(SCAN_FLOOR, Long.toString(DEFAULT_SCAN_FLOOR));
+    long floor;
+    try {
+      floor = Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      floor = -1;
+    }
+    if (floor < 0) {
+      throw new FloeException("Setting " + SCAN_FLOOR + " must be a number of rows, 0 or more, not '" + value + "'");
+    }
+    return floor;
+  }
 
   private static int indexOf(List<Source> sources, String name) {
     for (int i = 0; i < sources.size(); i++) {
@@ -484,7 +532,8 @@ public final class IncrementalRefresh {
       }
       result.add(value.cast(types.get(column)).as(column));
     }
-    result.add(combined(StorageLayout.COUNT).leq(0).as(DELETE));
+    // Without GROUP BY the view's one row stays when its input empties: counts 0, sums NULL.
+    result.add((keys.isEmpty() ? lit(false) : combined(StorageLayout.COUNT).leq(0)).as(DELETE));
     return joined.select(result.toArray(new Column[0])).localCheckpoint(true);
   }
 
@@ -560,7 +609,9 @@ public final class IncrementalRefresh {
       }
     }
     String match =
-        keys.stream().map(k -> "t." + StorageLayout.quote(k) + " <=> s." + StorageLayout.quote(k)).collect(Collectors.joining(" AND "));
+        keys.isEmpty()
+            ? "TRUE"
+            : keys.stream().map(k -> "t." + StorageLayout.quote(k) + " <=> s." + StorageLayout.quote(k)).collect(Collectors.joining(" AND "));
     String set =
         storage.stream().filter(c -> !keys.contains(c))
             .map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));

@@ -65,6 +65,19 @@ public final class SourcePinning {
     return new ArrayList<>(names.values());
   }
 
+  /**
+   * How many times the definition names a table or view (a table named twice counts twice);
+   * references to its own common table expressions do not count.
+   */
+  public static int tableReferenceCount(LogicalPlan parsed) {
+    Set<String> cteNames = new HashSet<>();
+    List<List<String>> references = new ArrayList<>();
+    collectReferences(parsed, cteNames, references);
+    return (int) references.stream()
+        .filter(parts -> !(parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))))
+        .count();
+  }
+
   /** Collects relation references and CTE names, inside CTE bodies too (they are not children). */
   private static void collectReferences(LogicalPlan plan, Set<String> cteNames, List<List<String>> references) {
     plan.foreachWithSubqueries(

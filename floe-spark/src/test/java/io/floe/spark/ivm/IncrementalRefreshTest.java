@@ -135,6 +135,146 @@ class IncrementalRefreshTest {
 
   @ParameterizedTest
   @ValueSource(strings = {COW, MOR})
+  void selfJoinsTakeOneTermOfTheChangePerRead(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmself");
+    spark.sql("CREATE TABLE t (id INT, k STRING, v INT, parent INT) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO t VALUES (1, 'a', 10, NULL), (2, 'a', 20, 1), (3, 'b', 30, 1), (4, 'b', NULL, 3)");
+    String tree = "SELECT c.id, c.v, p.id AS parent_id, p.v AS parent_v FROM t c JOIN t p ON c.parent = p.id";
+    String pairs = "SELECT a.k, COUNT(*) AS pairs, SUM(b.v) AS total FROM t a JOIN t b ON a.k = b.k AND a.id <> b.id GROUP BY a.k";
+    String both = "SELECT id, k FROM t WHERE v > 15 UNION ALL SELECT id, k FROM t WHERE k = 'a'";
+    String keys = "SELECT DISTINCT a.k FROM t a JOIN t b ON a.parent = b.id";
+    String twiceThroughCte = "WITH x AS (SELECT id, k FROM t) SELECT a.id, b.id AS other FROM x a JOIN x b ON a.k = b.k";
+    spark.sql("CREATE MATERIALIZED VIEW tree REFRESH POLICY INCREMENTAL AS " + tree);
+    spark.sql("CREATE MATERIALIZED VIEW pairs REFRESH POLICY INCREMENTAL AS " + pairs);
+    spark.sql("CREATE MATERIALIZED VIEW both_ REFRESH POLICY INCREMENTAL AS " + both);
+    spark.sql("CREATE MATERIALIZED VIEW keys REFRESH POLICY INCREMENTAL AS " + keys);
+    spark.sql("CREATE MATERIALIZED VIEW twice AS " + twiceThroughCte);
+
+    // New rows joining each other (the change joined with itself) and old rows, an update of a
+    // parent seen through its children, and a deleted parent whose children lose their match.
+    spark.sql("INSERT INTO t VALUES (5, 'c', 50, NULL), (6, 'c', 60, 5), (7, 'a', 70, 2)");
+    spark.sql("UPDATE t SET v = 11 WHERE id = 1");
+    spark.sql("DELETE FROM t WHERE id = 3");
+    for (String[] mv : new String[][] {{"tree", tree}, {"pairs", pairs}, {"both_", both}, {"keys", keys}}) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+    spark.sql("DELETE FROM t WHERE k = 'c'");
+    spark.sql("UPDATE t SET k = 'b', parent = 7 WHERE id = 2");
+    for (String[] mv : new String[][] {{"tree", tree}, {"pairs", pairs}, {"both_", both}, {"keys", keys}}) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+
+    // A common table expression read twice reads its source twice from one reference.
+    Row full = refresh("twice");
+    assertThat(full.getString(1)).isEqualTo("FULL");
+    assertThat(full.getString(2)).contains("self-join");
+    assertMatches("twice", twiceThroughCte);
+  }
+
+  @org.junit.jupiter.api.Test
+  void aChangeReadFromMoreRowsThanAFullRefreshNeedsRefreshesInFullWithTheReason() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmspread");
+    // The check applies from a million rows by default; here from the first.
+    spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "0");
+    try {
+      // Copy-on-write: an UPDATE rewrites the table's one data file, so its change is read from
+      // both versions of it, twice the rows a full refresh reads.
+      spark.sql("CREATE TABLE t (id INT, k STRING, d STRING) USING iceberg TBLPROPERTIES (" + COW + ")");
+      spark.sql(
+          "INSERT INTO t SELECT /*+ REPARTITION(1) */ * FROM VALUES"
+              + " (1, 'a', 'x'), (2, 'a', 'y'), (3, 'b', 'x'), (4, 'b', 'y'), (5, 'c', 'z'), (6, 'c', 'z')");
+      String linear = "SELECT id, upper(k) AS k, d FROM t";
+      String distinct = "SELECT k, COUNT(DISTINCT d) AS ds FROM t GROUP BY k";
+      spark.sql("CREATE MATERIALIZED VIEW lin AS " + linear);
+      spark.sql("CREATE MATERIALIZED VIEW ds AS " + distinct);
+
+      spark.sql("UPDATE t SET d = 'w' WHERE id = 1");
+      Row lin = refresh("lin");
+      assertThat(lin.getString(1)).isEqualTo("FULL");
+      assertThat(lin.getString(2)).contains("spread over data files holding 12 rows, more than a full refresh reads (6)");
+      // Recomputing the touched groups reads every source row on top of the change: the change
+      // must also be read from fewer rows than the view stores (3 groups).
+      Row ds = refresh("ds");
+      assertThat(ds.getString(1)).isEqualTo("FULL");
+      assertThat(ds.getString(2)).contains("more than 3 (the rows the view stores");
+      assertMatches("lin", linear);
+      assertMatches("ds", distinct);
+
+      // An append is read from its new file only: small enough for both.
+      spark.sql("INSERT INTO t VALUES (7, 'a', 'q')");
+      assertRefreshedIncrementally("lin", linear);
+      assertRefreshedIncrementally("ds", distinct);
+
+      // Glue's key turns the check off: the same kind of change refreshes incrementally.
+      spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
+      spark.sql("UPDATE t SET d = 'v' WHERE id = 2");
+      assertRefreshedIncrementally("lin", linear);
+      assertRefreshedIncrementally("ds", distinct);
+
+      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
+      spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "many");
+      spark.sql("INSERT INTO t VALUES (8, 'b', 'q')");
+      assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> refresh("lin")))
+          .hasMessageContaining(IncrementalRefresh.SCAN_FLOOR)
+          .hasMessageContaining("'many'");
+    } finally {
+      spark.conf().unset(IncrementalRefresh.SCAN_FLOOR);
+      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void aggregatesWithoutGroupByKeepTheirOneRowAsTheInputEmptiesAndRefills(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmglobal");
+    spark.sql("CREATE TABLE t (id INT, k STRING, v DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO t VALUES (1, 'a', 1.00), (2, 'a', NULL), (3, 'b', 3.00), (4, 'z', 4.00)");
+    String totals = "SELECT COUNT(*) AS n, COUNT(v) AS nv, SUM(v) AS total, SUM(id) AS ids FROM t WHERE k <> 'z'";
+    spark.sql("CREATE MATERIALIZED VIEW totals REFRESH POLICY INCREMENTAL AS " + totals);
+    assertMatches("totals", totals);
+
+    spark.sql("INSERT INTO t VALUES (5, 'c', 5.00), (6, 'z', 6.00)");
+    spark.sql("UPDATE t SET v = 10.00 WHERE id = 2");
+    spark.sql("DELETE FROM t WHERE id = 1");
+    assertRefreshedIncrementally("totals", totals);
+    Row row = refresh("totals");
+    assertThat(row.getString(1)).isEqualTo("NO_CHANGE");
+
+    // The input empties: the one row stays, counting zero with NULL sums, as the query returns.
+    spark.sql("DELETE FROM t WHERE k <> 'z'");
+    assertRefreshedIncrementally("totals", totals);
+    assertThat(spark.sql("SELECT * FROM totals").collectAsList())
+        .singleElement()
+        .satisfies(r -> {
+          assertThat(r.getLong(0)).isZero();
+          assertThat(r.getLong(1)).isZero();
+          assertThat(r.isNullAt(2)).isTrue();
+          assertThat(r.isNullAt(3)).isTrue();
+        });
+    spark.sql("INSERT INTO t VALUES (7, 'a', 7.00), (8, 'a', NULL)");
+    assertRefreshedIncrementally("totals", totals);
+    assertThat(spark.sql("SELECT n, total FROM totals").first().getLong(0)).isEqualTo(2L);
+
+    // MIN, MAX and AVG would be recomputed from every row: a full refresh, and INCREMENTAL refuses.
+    String extremes = "SELECT COUNT(*) AS n, MAX(v) AS top FROM t";
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(
+            () -> spark.sql("CREATE MATERIALIZED VIEW extremes_inc REFRESH POLICY INCREMENTAL AS " + extremes)))
+        .hasMessageContaining("extremes_inc")
+        .hasMessageContaining("max(v)")
+        .hasMessageContaining("without GROUP BY");
+    spark.sql("CREATE MATERIALIZED VIEW extremes AS " + extremes);
+    spark.sql("INSERT INTO t VALUES (9, 'b', 9.00)");
+    Row full = refresh("extremes");
+    assertThat(full.getString(1)).isEqualTo("FULL");
+    assertThat(full.getString(2)).contains("without GROUP BY");
+    assertMatches("extremes", extremes);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
   void havingGroupsEnterAndLeaveTheViewAsTheirAggregatesCrossTheCondition(String properties) {
     spark = SharedSpark.session();
     SharedSpark.freshNamespace("ivmhaving");

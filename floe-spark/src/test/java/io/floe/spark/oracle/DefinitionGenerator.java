@@ -154,16 +154,28 @@ final class DefinitionGenerator {
 
   /**
    * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
-   * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, except a
-   * UNION ALL reading one table twice, a window without a selected PARTITION BY and an outer join
-   * without a selected equi-join key), and global aggregate, subquery or unselected GROUP BY key
-   * (refreshed in full).
+   * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, self-joins
+   * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
+   * without a selected equi-join key) and aggregates without GROUP BY over counters; and aggregates
+   * without GROUP BY with MIN/MAX, subquery or unselected GROUP BY key (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
     List<String> one = List.of(t.substring(1, 3));
     switch (Math.floorMod(kind, ROTATING_SHAPES)) {
       case 0:
+        if (random.nextInt(3) == 0) {
+          return random.nextBoolean()
+              ? new OracleDefinition(
+                  OracleShape.SELF_JOIN,
+                  "SELECT a.id, a.k1, b.id AS b_id, b.v AS b_v FROM " + t + " a JOIN " + t + " b ON a.k1 = b.k1 AND a.k2 = b.k2",
+                  one)
+              : new OracleDefinition(
+                  OracleShape.SELF_JOIN,
+                  "SELECT a.k2, COUNT(*) AS n, SUM(b.d) AS b_d_sum FROM " + t + " a JOIN " + t + " b ON a.k2 = b.k2"
+                      + " WHERE a.v < b.v GROUP BY a.k2",
+                  one);
+        }
         return random.nextBoolean()
             ? new OracleDefinition(
                 OracleShape.JOIN,
@@ -202,11 +214,16 @@ final class DefinitionGenerator {
                 + " GROUP BY k1 HAVING " + havings[random.nextInt(havings.length)],
             one);
       case 5:
-        return new OracleDefinition(
-            OracleShape.GLOBAL_AGGREGATE,
-            "SELECT COUNT(*) AS n, SUM(v) AS v_sum, MAX(s) AS s_max, SUM(d) AS d_sum, MIN(ts) AS ts_min FROM " + t
-                + optionalWhere(2),
-            one);
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.GLOBAL_AGGREGATE,
+                "SELECT COUNT(*) AS n, SUM(v) AS v_sum, COUNT(s) AS s_count, SUM(d) AS d_sum FROM " + t + optionalWhere(2),
+                one)
+            : new OracleDefinition(
+                OracleShape.GLOBAL_AGGREGATE_RECOMPUTED,
+                "SELECT COUNT(*) AS n, SUM(v) AS v_sum, MAX(s) AS s_max, SUM(d) AS d_sum, MIN(ts) AS ts_min FROM " + t
+                    + optionalWhere(2),
+                one);
       case 8:
         return outerJoin();
       case 6:

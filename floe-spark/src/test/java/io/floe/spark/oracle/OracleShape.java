@@ -6,14 +6,16 @@ enum OracleShape {
   AGGREGATE(true),
   JOIN(true),
   UNION_ALL(true),
-  SELF_UNION_ALL(false),
+  SELF_UNION_ALL(true),
+  SELF_JOIN(true),
   DISTINCT(true),
   WINDOW(true),
   WINDOW_UNKEYED(false),
   HAVING(true),
   OUTER_JOIN(true),
   OUTER_JOIN_UNKEYED(false),
-  GLOBAL_AGGREGATE(false),
+  GLOBAL_AGGREGATE(true),
+  GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(false),
   UNSELECTED_GROUP_KEY(false);
 
