@@ -6,11 +6,8 @@ import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
 import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
@@ -22,7 +19,6 @@ import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
-import scala.runtime.AbstractPartialFunction;
 
 /**
  * A flow's query, parsed: the one table it reads with {@code STREAM(source)} (or {@code STREAM source}) and the
@@ -162,37 +158,12 @@ public final class StreamedQuery {
 
   /** The query with every table reference replaced by what {@code reads} returns, CTE references excepted. */
   public LogicalPlan substitute(Reads reads) {
-    Set<String> cteNames = new HashSet<>();
-    collectCteNames(parsed, cteNames);
-    return substitute(parsed, cteNames, reads);
-  }
-
-  private LogicalPlan substitute(LogicalPlan plan, Set<String> cteNames, Reads reads) {
-    return plan.transformUpWithSubqueries(
-        new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
-          @Override
-          public boolean isDefinedAt(LogicalPlan node) {
-            return node instanceof UnresolvedRelation || node instanceof UnresolvedWith;
-          }
-
-          @Override
-          public LogicalPlan apply(LogicalPlan node) {
-            if (node instanceof UnresolvedWith with) {
-              List<scala.Tuple3<String, SubqueryAlias, scala.Option<Object>>> bodies = new ArrayList<>();
-              for (var cte : Scala.list(with.cteRelations())) {
-                bodies.add(new scala.Tuple3<>(cte._1(), (SubqueryAlias) substitute(cte._2(), cteNames, reads), cte._3()));
-              }
-              return new UnresolvedWith(with.child(), Scala.seq(bodies), with.allowRecursion());
-            }
-            UnresolvedRelation relation = (UnresolvedRelation) node;
-            List<String> parts = Scala.list(relation.multipartIdentifier());
-            if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
-              return node;
-            }
-            ResolvedName name = catalog.resolve(parts, flow.defaultCatalog(), flow.defaultNamespace());
-            return reads.read(parts, name, relation.isStreaming());
-          }
-        });
+    return new SourcePinning(spark)
+        .substitute(
+            parsed,
+            flow.defaultCatalog(),
+            flow.defaultNamespace(),
+            (relation, parts, name) -> reads.read(parts, name, relation.isStreaming()));
   }
 
   private static void collectStreams(LogicalPlan plan, List<UnresolvedRelation> streams) {
@@ -202,19 +173,6 @@ public final class StreamedQuery {
             Scala.list(with.cteRelations()).forEach(cte -> collectStreams(cte._2(), streams));
           } else if (node instanceof UnresolvedRelation relation && relation.isStreaming()) {
             streams.add(relation);
-          }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
-  }
-
-  private static void collectCteNames(LogicalPlan plan, Set<String> names) {
-    plan.foreachWithSubqueries(
-        node -> {
-          if (node instanceof UnresolvedWith with) {
-            for (var cte : Scala.list(with.cteRelations())) {
-              names.add(cte._1().toLowerCase(Locale.ROOT));
-              collectCteNames(cte._2(), names);
-            }
           }
           return scala.runtime.BoxedUnit.UNIT;
         });

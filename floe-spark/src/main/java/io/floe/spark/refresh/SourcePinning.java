@@ -149,9 +149,29 @@ public final class SourcePinning {
     LogicalPlan replace(List<String> referenceParts, ResolvedName name);
   }
 
+  /** Builds the plan that replaces one relation reference, seeing the reference itself. */
+  @FunctionalInterface
+  public interface RelationReplacement {
+    /**
+     * @param relation the reference as parsed ({@code STREAM(t)} is a streaming one)
+     * @param referenceParts the name as the definition wrote it
+     * @param name the name resolved
+     */
+    LogicalPlan replace(UnresolvedRelation relation, List<String> referenceParts, ResolvedName name);
+  }
+
   /** Replaces every source reference of a parsed definition, CTE references excepted. */
   public LogicalPlan substitute(
       LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, Replacement replacement) {
+    return substitute(parsed, defaultCatalog, defaultNamespace, (relation, parts, name) -> replacement.replace(parts, name));
+  }
+
+  /**
+   * Replaces every relation reference of a parsed query, CTE references excepted, in a fixed
+   * order: CTE bodies and children before their parents, left before right.
+   */
+  public LogicalPlan substitute(
+      LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, RelationReplacement replacement) {
     Set<String> cteNames = new HashSet<>();
     collectReferences(parsed, cteNames, new ArrayList<>());
     return substituteReferences(parsed, cteNames, defaultCatalog, defaultNamespace, replacement);
@@ -162,7 +182,7 @@ public final class SourcePinning {
       Set<String> cteNames,
       String defaultCatalog,
       List<String> defaultNamespace,
-      Replacement replacement) {
+      RelationReplacement replacement) {
     return parsed.transformUpWithSubqueries(
         new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
           @Override
@@ -181,11 +201,12 @@ public final class SourcePinning {
               }
               return new UnresolvedWith(with.child(), Scala.seq(bodies), with.allowRecursion());
             }
-            List<String> parts = Scala.list(((UnresolvedRelation) node).multipartIdentifier());
+            UnresolvedRelation relation = (UnresolvedRelation) node;
+            List<String> parts = Scala.list(relation.multipartIdentifier());
             if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
               return node;
             }
-            return replacement.replace(parts, catalog.resolve(parts, defaultCatalog, defaultNamespace));
+            return replacement.replace(relation, parts, catalog.resolve(parts, defaultCatalog, defaultNamespace));
           }
         });
   }
