@@ -10,6 +10,13 @@ public enum ColumnRole {
   COUNT_VALUES,
   /** SUM(expr): maintained with a hidden count of non-null inputs, so an emptied sum is NULL. */
   SUM,
-  /** Anything else (AVG, MIN, MAX, COUNT(DISTINCT), expressions): the affected groups are recomputed. */
+  /**
+   * MIN(expr): the least of the stored value and the inserted ones, unless a deleted value could
+   * have been the minimum (it is not above the stored one), when the group is recomputed.
+   */
+  MIN,
+  /** MAX(expr): as {@link #MIN}, the other way round. */
+  MAX,
+  /** Anything else (AVG, COUNT(DISTINCT), expressions): the affected groups are recomputed. */
   RECOMPUTE
 }

@@ -17,6 +17,8 @@ import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
 import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
@@ -324,6 +326,10 @@ public final class DefinitionShape {
           roles.add(constant ? ColumnRole.COUNT_ROWS : ColumnRole.COUNT_VALUES);
         } else if (plain && call.aggregateFunction() instanceof Sum) {
           roles.add(ColumnRole.SUM);
+        } else if (call.mode() == Complete$.MODULE$ && call.filter().isEmpty() && call.aggregateFunction() instanceof Min) {
+          roles.add(ColumnRole.MIN);
+        } else if (call.mode() == Complete$.MODULE$ && call.filter().isEmpty() && call.aggregateFunction() instanceof Max) {
+          roles.add(ColumnRole.MAX);
         } else {
           roles.add(ColumnRole.RECOMPUTE);
         }
@@ -337,14 +343,14 @@ public final class DefinitionShape {
     }
     if (grouping.isEmpty()) {
       // One group, the whole input, kept with its counters even when they reach zero. Anything but
-      // counters would be recomputed from every source row: that is a full refresh.
+      // counters, MIN and MAX would be recomputed from every source row: that is a full refresh.
       for (int i = 0; i < outputs.size(); i++) {
         if (roles.get(i) == ColumnRole.RECOMPUTE) {
           NamedExpression output = outputs.get(i);
           Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
           return notIncremental(
               "an aggregate without GROUP BY recomputes " + org.apache.spark.sql.catalyst.util.package$.MODULE$.toPrettySQL(inner, false)
-                  + " from every source row; without GROUP BY only COUNT and SUM are maintained incrementally");
+                  + " from every source row; without GROUP BY only COUNT, SUM, MIN and MAX are maintained incrementally");
         }
       }
     }

@@ -4,6 +4,10 @@ import static org.apache.spark.sql.functions.array_repeat;
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.explode;
+import static org.apache.spark.sql.functions.greatest;
+import static org.apache.spark.sql.functions.least;
+import static org.apache.spark.sql.functions.max;
+import static org.apache.spark.sql.functions.min;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
@@ -72,6 +76,7 @@ public final class IncrementalRefresh {
 
   private static final String WEIGHT = ChangeCapture.WEIGHT;
   private static final String DELETE = "__floe_delete";
+  private static final String RECHECK = "__floe_recheck";
 
   private final SparkSession spark;
   private final SourcePinning pinning;
@@ -485,21 +490,7 @@ public final class IncrementalRefresh {
     Dataset<Row> affected = inserted.select(columns(keys)).union(deleted.select(columns(keys))).distinct().localCheckpoint(true);
 
     if (shape.recomputesGroups()) {
-      LogicalPlan recompute =
-          pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
-      Dataset<Row> fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, recompute).toDF(storageColumns.toArray(new String[0]));
-      Dataset<Row> recomputed = fresh.join(affected, joinCondition(fresh, affected, keys), "left_semi");
-      Dataset<Row> gone = affected.join(fresh, joinCondition(affected, fresh, keys), "left_anti");
-      List<Column> goneColumns = new ArrayList<>();
-      for (String column : storageColumns) {
-        goneColumns.add(keys.contains(column) ? col(StorageLayout.quote(column)) : lit(null).as(column));
-      }
-      Dataset<Row> goneRows = gone.select(goneColumns.toArray(new Column[0]));
-      pinned.sources().forEach(s -> rowsRead.merge(s.name().toString(), s.totalRecords(), Long::sum));
-      Dataset<Row> result =
-          recomputed.withColumn(DELETE, lit(false))
-              .unionByName(alignTypes(goneRows, recomputed).withColumn(DELETE, lit(true)));
-      return result.localCheckpoint(true);
+      return recomputeGroups(mv, shape, pinned, affected, keys, rowsRead);
     }
 
     Dataset<Row> old =
@@ -507,8 +498,8 @@ public final class IncrementalRefresh {
     Dataset<Row> k = prefixed(affected, "k_");
     Dataset<Row> o = prefixed(old.join(affected, joinCondition(old, affected, keys), "left_semi"), "o_");
     // Several changed sources give several partial rows per group: add them up first.
-    Dataset<Row> in = prefixed(collapse(inserted, keys), "i_");
-    Dataset<Row> out = prefixed(collapse(deleted, keys), "d_");
+    Dataset<Row> in = prefixed(collapse(inserted, keys, mv, shape), "i_");
+    Dataset<Row> out = prefixed(collapse(deleted, keys, mv, shape), "d_");
     Dataset<Row> joined =
         k.join(o, prefixedCondition(keys, "k_", "o_"), "left")
             .join(in, prefixedCondition(keys, "k_", "i_"), "left")
@@ -518,6 +509,7 @@ public final class IncrementalRefresh {
       types.put(field.name(), field.dataType());
     }
     List<Column> result = new ArrayList<>();
+    Column recheck = lit(false);
     for (String column : storageColumns) {
       int position = view.indexOf(column);
       ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
@@ -527,22 +519,77 @@ public final class IncrementalRefresh {
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
+      } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
+        Column stored = col("o_" + column);
+        Column added = col("i_" + column);
+        Column removed = col("d_" + column);
+        // least/greatest skip NULLs: a group without values keeps NULL.
+        value = role == ColumnRole.MIN ? least(stored, added) : greatest(stored, added);
+        // A removed value that could have been the extreme (ties included) leaves the new extreme
+        // unknown from the stored row alone.
+        Column couldBeExtreme = role == ColumnRole.MIN ? removed.leq(stored) : removed.geq(stored);
+        recheck = recheck.or(removed.isNotNull().and(stored.isNull().or(couldBeExtreme)));
       } else {
         value = combined(column);
       }
       result.add(value.cast(types.get(column)).as(column));
     }
     // Without GROUP BY the view's one row stays when its input empties: counts 0, sums NULL.
-    result.add((keys.isEmpty() ? lit(false) : combined(StorageLayout.COUNT).leq(0)).as(DELETE));
-    return joined.select(result.toArray(new Column[0])).localCheckpoint(true);
+    Column gone = keys.isEmpty() ? lit(false) : combined(StorageLayout.COUNT).leq(0);
+    result.add(gone.as(DELETE));
+    result.add(recheck.and(gone.unary_$bang()).as(RECHECK));
+    Dataset<Row> maintained = joined.select(result.toArray(new Column[0])).localCheckpoint(true);
+    Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(columns(keys)).localCheckpoint(true);
+    if (rechecked.isEmpty()) {
+      return maintained.drop(RECHECK);
+    }
+    return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
+        .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
+        .localCheckpoint(true);
   }
 
-  /** One row per group, its counter columns summed. */
-  private static Dataset<Row> collapse(Dataset<Row> partials, List<String> keys) {
+  /**
+   * The new rows of the {@code groups} (distinct key rows) recomputed from every source row at the
+   * pinned snapshots, and a deletion for each of them the new snapshot no longer has.
+   */
+  private Dataset<Row> recomputeGroups(
+      MaterializedView mv,
+      DefinitionShape shape,
+      PinnedDefinition pinned,
+      Dataset<Row> groups,
+      List<String> keys,
+      Map<String, Long> rowsRead) {
+    List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
+    LogicalPlan recompute =
+        pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
+    Dataset<Row> fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, recompute).toDF(storageColumns.toArray(new String[0]));
+    // Aggregated once: Spark pushes the semi join on grouping columns below the aggregate, and a
+    // group missing from the recomputed ones is one the new snapshot no longer has.
+    Dataset<Row> recomputed = fresh.join(groups, joinCondition(fresh, groups, keys), "left_semi").localCheckpoint(true);
+    Dataset<Row> gone = groups.join(recomputed, joinCondition(groups, recomputed, keys), "left_anti");
+    List<Column> goneColumns = new ArrayList<>();
+    for (String column : storageColumns) {
+      goneColumns.add(keys.contains(column) ? col(StorageLayout.quote(column)) : lit(null).as(column));
+    }
+    Dataset<Row> goneRows = gone.select(goneColumns.toArray(new Column[0]));
+    pinned.sources().forEach(s -> rowsRead.merge(s.name().toString(), s.totalRecords(), Long::sum));
+    Dataset<Row> result =
+        recomputed.withColumn(DELETE, lit(false))
+            .unionByName(alignTypes(goneRows, recomputed).withColumn(DELETE, lit(true)));
+    return result.localCheckpoint(true);
+  }
+
+  /** One row per group: its counter columns summed, its MIN and MAX columns reduced alike. */
+  private static Dataset<Row> collapse(Dataset<Row> partials, List<String> keys, MaterializedView mv, DefinitionShape shape) {
+    List<String> view = mv.viewColumns();
     List<Column> sums = new ArrayList<>();
     for (String column : partials.columns()) {
       if (!keys.contains(column)) {
-        sums.add(sum(col(StorageLayout.quote(column))).as(column));
+        int position = view.indexOf(column);
+        ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
+        Column partial = col(StorageLayout.quote(column));
+        Column reduced = role == ColumnRole.MIN ? min(partial) : role == ColumnRole.MAX ? max(partial) : sum(partial);
+        sums.add(reduced.as(column));
       }
     }
     return partials

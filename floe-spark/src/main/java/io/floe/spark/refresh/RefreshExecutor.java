@@ -359,6 +359,9 @@ public final class RefreshExecutor {
           ? "apply the definition to inserted and deleted rows, merge by row"
           : shape.recomputesGroups()
               ? "recompute the groups the change touches, merge by group"
+              : shape.roles().contains(io.floe.spark.ivm.ColumnRole.MIN) || shape.roles().contains(io.floe.spark.ivm.ColumnRole.MAX)
+              ? "add per-group partial counts and sums of the change, take MIN and MAX from the stored and inserted"
+                  + " values, recompute a group whose MIN or MAX may have been deleted, merge by group"
               : "add per-group partial counts and sums of the change, merge by group");
     }
     lines.add(new String[] {"strategy", strategy});
