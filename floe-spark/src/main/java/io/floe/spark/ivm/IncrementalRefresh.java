@@ -539,6 +539,9 @@ public final class IncrementalRefresh {
     result.add(gone.as(DELETE));
     result.add(recheck.and(gone.unary_$bang()).as(RECHECK));
     Dataset<Row> maintained = joined.select(result.toArray(new Column[0])).localCheckpoint(true);
+    if (!shape.roles().contains(ColumnRole.MIN) && !shape.roles().contains(ColumnRole.MAX)) {
+      return maintained.drop(RECHECK);
+    }
     Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(columns(keys)).localCheckpoint(true);
     if (rechecked.isEmpty()) {
       return maintained.drop(RECHECK);
