@@ -212,8 +212,15 @@ public final class IncrementalRefresh {
         counts = linearCounts(rows);
         merge = linearMerge(mv, changes, changedKeys(rows));
       } else {
-        Dataset<Row> rows =
-            groupChange(mv, shape, readSnapshot, pinned, unionAll(fromInserted), unionAll(fromDeleted), rowsRead);
+        Dataset<Row> inserted = unionAll(fromInserted);
+        Dataset<Row> deleted = unionAll(fromDeleted);
+        List<String> keys = groupKeys(mv, shape);
+        Dataset<Row> affected = inserted.select(columns(keys)).union(deleted.select(columns(keys))).distinct().localCheckpoint(true);
+        Optional<String> recomputesAll = recomputesMostGroups(shape, readSnapshot, pinned, affected);
+        if (recomputesAll.isPresent()) {
+          return new Fallback(recomputesAll.get());
+        }
+        Dataset<Row> rows = groupChange(mv, shape, readSnapshot, pinned, inserted, deleted, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
         counts = groupCounts(rows);
         merge = groupMerge(mv, shape, changes);
@@ -317,10 +324,17 @@ public final class IncrementalRefresh {
     return capture.limitScanTo(limit);
   }
 
-  /** Rows in the data files of a storage snapshot, from its summary; unknown counts as unlimited. */
+  /**
+   * Live rows of a storage snapshot, from its summary: the rows in its data files less those its
+   * position deletes remove (the storage is merge-on-read); unknown counts as unlimited.
+   */
   private static long storedRecords(Snapshot snapshot) {
     String records = snapshot.summary() == null ? null : snapshot.summary().get("total-records");
-    return records == null ? Long.MAX_VALUE : Long.parseLong(records);
+    if (records == null) {
+      return Long.MAX_VALUE;
+    }
+    String deleted = snapshot.summary().get("total-position-deletes");
+    return Math.max(0, Long.parseLong(records) - (deleted == null ? 0 : Long.parseLong(deleted)));
   }
 
   /** Glue's switch for the check that a change is small enough to refresh incrementally. */
@@ -478,16 +492,11 @@ public final class IncrementalRefresh {
       PinnedDefinition pinned,
       Dataset<Row> inserted,
       Dataset<Row> deleted,
+      Dataset<Row> affected,
       Map<String, Long> rowsRead) {
     List<String> view = mv.viewColumns();
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < view.size(); i++) {
-      if (shape.roles().get(i) == ColumnRole.KEY) {
-        keys.add(view.get(i));
-      }
-    }
+    List<String> keys = groupKeys(mv, shape);
     List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
-    Dataset<Row> affected = inserted.select(columns(keys)).union(deleted.select(columns(keys))).distinct().localCheckpoint(true);
 
     if (shape.recomputesGroups()) {
       return recomputeGroups(mv, shape, pinned, affected, keys, rowsRead);
@@ -549,6 +558,43 @@ public final class IncrementalRefresh {
     return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
         .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
         .localCheckpoint(true);
+  }
+
+  private static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
+    List<String> view = mv.viewColumns();
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < view.size(); i++) {
+      if (shape.roles().get(i) == ColumnRole.KEY) {
+        keys.add(view.get(i));
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * Why a definition that recomputes the groups a change touches should refresh in full: when the
+   * change touches at least half of the stored groups, recomputing them aggregates every source
+   * row like a full refresh and then merges most groups, which costs more. Like the change-size
+   * check, it applies from {@link #SCAN_FLOOR} source rows and is off with {@link
+   * #DELTA_THRESHOLD_CHECK}.
+   */
+  private Optional<String> recomputesMostGroups(
+      DefinitionShape shape, Snapshot readSnapshot, PinnedDefinition pinned, Dataset<Row> affected) {
+    if (!shape.recomputesGroups() || !Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
+      return Optional.empty();
+    }
+    long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
+    long stored = storedRecords(readSnapshot);
+    if (sourceRows < scanFloor() || stored == Long.MAX_VALUE) {
+      return Optional.empty();
+    }
+    long touched = affected.count();
+    if (touched * 2 < stored) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "the change touches " + touched + " of the " + stored + " groups; recomputing them reads every source row"
+            + " like a full refresh and then merges them, so a full refresh costs less");
   }
 
   /**

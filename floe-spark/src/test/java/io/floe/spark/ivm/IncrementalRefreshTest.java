@@ -240,6 +240,14 @@ class IncrementalRefreshTest {
       assertRefreshedIncrementally("lin", linear);
       assertRefreshedIncrementally("ds", distinct);
 
+      // A change touching most groups: recomputing them would aggregate every row and merge them.
+      spark.sql("INSERT INTO t VALUES (9, 'b', 'q'), (10, 'c', 'q')");
+      assertRefreshedIncrementally("lin", linear);
+      Row most = refresh("ds");
+      assertThat(most.getString(1)).isEqualTo("FULL");
+      assertThat(most.getString(2)).contains("touches 2 of the 3 groups");
+      assertMatches("ds", distinct);
+
       // Glue's key turns the check off: the same kind of change refreshes incrementally.
       spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
       spark.sql("UPDATE t SET d = 'v' WHERE id = 2");
