@@ -146,13 +146,7 @@ public final class DefinitionShape {
    * @param analyzed the pinned definition, analyzed
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
-    boolean[] withCte = {false};
-    parsed.foreachWithSubqueries(
-        node -> {
-          withCte[0] |= node instanceof UnresolvedWith;
-          return scala.runtime.BoxedUnit.UNIT;
-        });
-    return of(parsed, analyzed, withCte[0] ? -1 : io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed));
+    return of(parsed, analyzed, io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed).orElse(-1));
   }
 
   /**
@@ -313,12 +307,16 @@ public final class DefinitionShape {
   private static DefinitionShape ofAggregate(LogicalPlan parsed, Aggregate aggregate) {
     List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
     List<NamedExpression> outputs = Scala.list(aggregate.aggregateExpressions());
-    List<ColumnRole> roles = new ArrayList<>();
+    List<Expression> inners = new ArrayList<>();
     for (NamedExpression output : outputs) {
-      Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
+      inners.add(output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output);
+    }
+    List<ColumnRole> roles = new ArrayList<>();
+    for (Expression inner : inners) {
       if (inner instanceof AggregateExpression) {
         AggregateExpression call = (AggregateExpression) inner;
-        boolean plain = call.mode() == Complete$.MODULE$ && !call.isDistinct() && call.filter().isEmpty();
+        boolean whole = call.mode() == Complete$.MODULE$ && call.filter().isEmpty();
+        boolean plain = whole && !call.isDistinct();
         if (plain && call.aggregateFunction() instanceof Count) {
           boolean constant =
               Scala.list(call.aggregateFunction().children()).stream()
@@ -326,9 +324,9 @@ public final class DefinitionShape {
           roles.add(constant ? ColumnRole.COUNT_ROWS : ColumnRole.COUNT_VALUES);
         } else if (plain && call.aggregateFunction() instanceof Sum) {
           roles.add(ColumnRole.SUM);
-        } else if (call.mode() == Complete$.MODULE$ && call.filter().isEmpty() && call.aggregateFunction() instanceof Min) {
+        } else if (whole && call.aggregateFunction() instanceof Min) {
           roles.add(ColumnRole.MIN);
-        } else if (call.mode() == Complete$.MODULE$ && call.filter().isEmpty() && call.aggregateFunction() instanceof Max) {
+        } else if (whole && call.aggregateFunction() instanceof Max) {
           roles.add(ColumnRole.MAX);
         } else {
           roles.add(ColumnRole.RECOMPUTE);
@@ -346,10 +344,8 @@ public final class DefinitionShape {
       // counters, MIN and MAX would be recomputed from every source row: that is a full refresh.
       for (int i = 0; i < outputs.size(); i++) {
         if (roles.get(i) == ColumnRole.RECOMPUTE) {
-          NamedExpression output = outputs.get(i);
-          Expression inner = output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output;
           return notIncremental(
-              "an aggregate without GROUP BY recomputes " + org.apache.spark.sql.catalyst.util.package$.MODULE$.toPrettySQL(inner, false)
+              "an aggregate without GROUP BY recomputes " + org.apache.spark.sql.catalyst.util.package$.MODULE$.toPrettySQL(inners.get(i), false)
                   + " from every source row; without GROUP BY only COUNT, SUM, MIN and MAX are maintained incrementally");
         }
       }
@@ -357,9 +353,7 @@ public final class DefinitionShape {
     for (Expression group : grouping) {
       boolean selected = false;
       for (int i = 0; i < outputs.size(); i++) {
-        Expression inner =
-            outputs.get(i) instanceof Alias ? ((Alias) outputs.get(i)).child() : (Expression) (Object) outputs.get(i);
-        selected |= roles.get(i) == ColumnRole.KEY && inner.semanticEquals(group);
+        selected |= roles.get(i) == ColumnRole.KEY && inners.get(i).semanticEquals(group);
       }
       if (!selected) {
         return notIncremental("grouping expression " + group.sql() + " is not a column of the view, so rows have no key");

@@ -220,7 +220,7 @@ public final class IncrementalRefresh {
         if (recomputesAll.isPresent()) {
           return new Fallback(recomputesAll.get());
         }
-        Dataset<Row> rows = groupChange(mv, shape, readSnapshot, pinned, inserted, deleted, affected, rowsRead);
+        Dataset<Row> rows = groupChange(mv, shape, readSnapshot, pinned, inserted, deleted, keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
         counts = groupCounts(rows);
         merge = groupMerge(mv, shape, changes);
@@ -308,7 +308,7 @@ public final class IncrementalRefresh {
    */
   private ChangeCapture capture(Source source, DefinitionShape shape, Snapshot storageSnapshot) {
     ChangeCapture capture = new ChangeCapture(spark);
-    if (!Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
+    if (!sizeChecksOn()) {
       return capture;
     }
     long floor = scanFloor();
@@ -335,6 +335,10 @@ public final class IncrementalRefresh {
     }
     String deleted = snapshot.summary().get("total-position-deletes");
     return Math.max(0, Long.parseLong(records) - (deleted == null ? 0 : Long.parseLong(deleted)));
+  }
+
+  private boolean sizeChecksOn() {
+    return Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"));
   }
 
   /** Glue's switch for the check that a change is small enough to refresh incrementally. */
@@ -492,10 +496,10 @@ public final class IncrementalRefresh {
       PinnedDefinition pinned,
       Dataset<Row> inserted,
       Dataset<Row> deleted,
+      List<String> keys,
       Dataset<Row> affected,
       Map<String, Long> rowsRead) {
     List<String> view = mv.viewColumns();
-    List<String> keys = groupKeys(mv, shape);
     List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
 
     if (shape.recomputesGroups()) {
@@ -580,7 +584,7 @@ public final class IncrementalRefresh {
    */
   private Optional<String> recomputesMostGroups(
       DefinitionShape shape, Snapshot readSnapshot, PinnedDefinition pinned, Dataset<Row> affected) {
-    if (!shape.recomputesGroups() || !Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"))) {
+    if (!shape.recomputesGroups() || !sizeChecksOn()) {
       return Optional.empty();
     }
     long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
@@ -696,14 +700,8 @@ public final class IncrementalRefresh {
   }
 
   private static String groupMerge(MaterializedView mv, DefinitionShape shape, String changes) {
-    List<String> view = mv.viewColumns();
     List<String> storage = storageColumnsWithout(mv, StorageLayout.KEY);
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < view.size(); i++) {
-      if (shape.roles().get(i) == ColumnRole.KEY) {
-        keys.add(view.get(i));
-      }
-    }
+    List<String> keys = groupKeys(mv, shape);
     String match =
         keys.isEmpty()
             ? "TRUE"

@@ -66,16 +66,14 @@ public final class SourcePinning {
   }
 
   /**
-   * How many times the definition names a table or view (a table named twice counts twice);
-   * references to its own common table expressions do not count.
+   * How many times a definition without common table expressions names a table or view (a table
+   * named twice counts twice); empty when it has common table expressions.
    */
-  public static int tableReferenceCount(LogicalPlan parsed) {
+  public static java.util.OptionalInt tableReferenceCount(LogicalPlan parsed) {
     Set<String> cteNames = new HashSet<>();
     List<List<String>> references = new ArrayList<>();
     collectReferences(parsed, cteNames, references);
-    return (int) references.stream()
-        .filter(parts -> !(parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))))
-        .count();
+    return cteNames.isEmpty() ? java.util.OptionalInt.of(references.size()) : java.util.OptionalInt.empty();
   }
 
   /** Collects relation references and CTE names, inside CTE bodies too (they are not children). */
