@@ -158,7 +158,7 @@ public final class IncrementalRefresh {
     String changes = "__floe_changes_" + suffix;
     List<String> views = new ArrayList<>();
     try {
-      long[] counts;
+      Summary summary;
       String merge;
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.KEYED) {
@@ -170,10 +170,10 @@ public final class IncrementalRefresh {
         }
         expectations = change.expectations();
         change.rows().get().createOrReplaceTempView(changes);
-        counts = linearCounts(change.rows().get());
-        merge = linearMerge(mv, changes, changedKeys(change.rows().get()));
+        summary = linearSummary(mv, change.rows().get());
+        merge = linearMerge(mv, changes, changedKeys(change.rows().get()), summary.bounds());
         long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
-        return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
+        return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
       }
       LogicalPlan definition = shape.augmentedParsed().orElseThrow();
       List<Integer> reads = reads(mv, definition, sources);
@@ -209,8 +209,8 @@ public final class IncrementalRefresh {
         }
         Dataset<Row> rows = linearChange(mv, inserted, deleted);
         rows.createOrReplaceTempView(changes);
-        counts = linearCounts(rows);
-        merge = linearMerge(mv, changes, changedKeys(rows));
+        summary = linearSummary(mv, rows);
+        merge = linearMerge(mv, changes, changedKeys(rows), summary.bounds());
       } else {
         Dataset<Row> inserted = unionAll(fromInserted);
         Dataset<Row> deleted = unionAll(fromDeleted);
@@ -222,11 +222,11 @@ public final class IncrementalRefresh {
         }
         Dataset<Row> rows = groupChange(mv, shape, readSnapshot, pinned, inserted, deleted, keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
-        counts = groupCounts(rows);
-        merge = groupMerge(mv, shape, changes);
+        summary = groupSummary(rows, keys);
+        merge = groupMerge(mv, shape, changes, summary.bounds());
       }
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
-      return new Applied(rowsRead, counts[0], counts[1], snapshot, changedReason(appendOnly, operations), expectations);
+      return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
@@ -429,13 +429,27 @@ public final class IncrementalRefresh {
     return change.localCheckpoint(true);
   }
 
-  private static long[] linearCounts(Dataset<Row> change) {
-    Row row =
-        change.agg(
-                coalesce(sum(when(col(WEIGHT).gt(0), col(WEIGHT))), lit(0L)),
-                coalesce(sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))), lit(0L)))
-            .first();
-    return new long[] {row.getLong(0), row.getLong(1)};
+  /**
+   * What a computed change writes to and removes from the storage, and the condition its rows'
+   * value ranges put on the stored rows the MERGE can match ({@link ChangeBounds}).
+   */
+  private record Summary(long written, long removed, Optional<String> bounds) {}
+
+  /** The summary of a change, from one pass over it: two counts and the matched columns' bounds. */
+  private static Summary summarize(Dataset<Row> change, Column written, Column removed, List<String> matched) {
+    ChangeBounds bounds = ChangeBounds.of(change, matched);
+    List<Column> more = new ArrayList<>(List.of(coalesce(removed, lit(0L))));
+    more.addAll(bounds.aggregates());
+    Row row = change.agg(coalesce(written, lit(0L)), more.toArray(new Column[0])).first();
+    return new Summary(row.getLong(0), row.getLong(1), bounds.condition(row, 2, "t"));
+  }
+
+  private static Summary linearSummary(MaterializedView mv, Dataset<Row> change) {
+    return summarize(
+        change,
+        sum(when(col(WEIGHT).gt(0), col(WEIGHT))),
+        sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))),
+        mv.viewColumns());
   }
 
   /**
@@ -459,12 +473,14 @@ public final class IncrementalRefresh {
    */
   private static final int MAX_LISTED_KEYS = 50_000;
 
-  private static String linearMerge(MaterializedView mv, String changes, Optional<List<Long>> changedKeys) {
+  private static String linearMerge(
+      MaterializedView mv, String changes, Optional<List<Long>> changedKeys, Optional<String> bounds) {
     List<String> view = mv.viewColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
     String key = StorageLayout.quote(StorageLayout.KEY);
     String weight = StorageLayout.quote(WEIGHT);
-    // Implied by the match (t.key = s.key), so it changes which rows are read, not the result.
+    // The listed keys and the bounds are implied by the match, so they change which rows are read,
+    // not the result.
     String listed =
         changedKeys.filter(keys -> !keys.isEmpty())
             .map(keys -> " AND t." + key + " IN (" + keys.stream().map(IncrementalRefresh::bigintLiteral).collect(Collectors.joining(", ")) + ")")
@@ -472,7 +488,8 @@ public final class IncrementalRefresh {
     String match =
         "t." + key + " = s." + key
             + view.stream().map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c)).collect(Collectors.joining())
-            + listed;
+            + listed
+            + bounds.map(b -> " AND " + b).orElse("");
     String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
     String insertValues = view.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     return "MERGE INTO %s t USING " + changes + " s ON " + match
@@ -690,22 +707,22 @@ public final class IncrementalRefresh {
     return rows.select(columns.toArray(new Column[0]));
   }
 
-  private static long[] groupCounts(Dataset<Row> change) {
-    Row row =
-        change.agg(
-                coalesce(sum(when(col(DELETE), lit(0L)).otherwise(lit(1L))), lit(0L)),
-                coalesce(sum(when(col(DELETE), lit(1L)).otherwise(lit(0L))), lit(0L)))
-            .first();
-    return new long[] {row.getLong(0), row.getLong(1)};
+  private static Summary groupSummary(Dataset<Row> change, List<String> keys) {
+    return summarize(
+        change,
+        sum(when(col(DELETE), lit(0L)).otherwise(lit(1L))),
+        sum(when(col(DELETE), lit(1L)).otherwise(lit(0L))),
+        keys);
   }
 
-  private static String groupMerge(MaterializedView mv, DefinitionShape shape, String changes) {
+  private static String groupMerge(MaterializedView mv, DefinitionShape shape, String changes, Optional<String> bounds) {
     List<String> storage = storageColumnsWithout(mv, StorageLayout.KEY);
     List<String> keys = groupKeys(mv, shape);
     String match =
         keys.isEmpty()
             ? "TRUE"
-            : keys.stream().map(k -> "t." + StorageLayout.quote(k) + " <=> s." + StorageLayout.quote(k)).collect(Collectors.joining(" AND "));
+            : keys.stream().map(k -> "t." + StorageLayout.quote(k) + " <=> s." + StorageLayout.quote(k)).collect(Collectors.joining(" AND "))
+                + bounds.map(b -> " AND " + b).orElse("");
     String set =
         storage.stream().filter(c -> !keys.contains(c))
             .map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));

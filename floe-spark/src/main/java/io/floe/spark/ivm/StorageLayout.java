@@ -2,7 +2,10 @@ package io.floe.spark.ivm;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * How a storage table keeps a materialized view's rows, so that a refresh can change them in place.
@@ -59,6 +62,21 @@ public enum StorageLayout {
       sumPositions.forEach(p -> hidden.add(nonNullCount(p)));
     }
     return hidden;
+  }
+
+  /**
+   * The column a {@link #ROWS} storage table is clustered by when refreshed in full: the first
+   * view column of a type whose file bounds a MERGE can prune on ({@link ChangeBounds}). With the
+   * rows in ranges of it, a change of rows close in that column (new or recently written ids, recent
+   * times) reads few storage files. Empty when no column qualifies.
+   */
+  public static Optional<String> clusteringColumn(StructType viewSchema) {
+    for (StructField field : viewSchema.fields()) {
+      if (ChangeBounds.prunable(field.dataType())) {
+        return Optional.of(field.name());
+      }
+    }
+    return Optional.empty();
   }
 
   public static String quote(String identifier) {

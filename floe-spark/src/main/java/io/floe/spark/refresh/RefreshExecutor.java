@@ -414,8 +414,15 @@ public final class RefreshExecutor {
       case ROWS:
         Dataset<Row> rows = definition.toDF(viewColumns);
         Column[] columns = mv.viewColumns().stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
+        // Ranges of the clustering column, one per task and file; the aggregate below needs no
+        // other shuffle, since equal rows fall in one range.
+        Optional<String> clustering = StorageLayout.clusteringColumn(rows.schema());
+        Dataset<Row> clustered =
+            clustering.isEmpty()
+                ? rows
+                : (Dataset<Row>) rows.repartitionByRange(clusteredFiles(pinned), functions.col(StorageLayout.quote(clustering.get())));
         return (Dataset<Row>)
-            rows.groupBy(columns)
+            clustered.groupBy(columns)
                 .agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT))
                 .withColumn(StorageLayout.KEY, functions.xxhash64(columns));
       case GROUPS:
@@ -434,6 +441,31 @@ public final class RefreshExecutor {
       default:
         return definition.toDF(viewColumns);
     }
+  }
+
+  /**
+   * Setting: about how many rows each storage file of a clustered {@code ROWS} layout holds after a
+   * full refresh ({@value #DEFAULT_ROWS_PER_CLUSTERED_FILE} by default). Smaller files let a change
+   * of close rows read and rewrite less; more files cost more planning.
+   */
+  public static final String ROWS_PER_CLUSTERED_FILE = "floe.storage.clustered-rows-per-file";
+
+  private static final long DEFAULT_ROWS_PER_CLUSTERED_FILE = 250_000L;
+
+  /** How many ranges, and so files, a full refresh clusters a {@code ROWS} storage table into. */
+  private int clusteredFiles(PinnedDefinition pinned) {
+    String value = spark.conf().get(ROWS_PER_CLUSTERED_FILE, Long.toString(DEFAULT_ROWS_PER_CLUSTERED_FILE));
+    long perFile;
+    try {
+      perFile = Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      perFile = 0;
+    }
+    if (perFile < 1) {
+      throw new FloeException("Setting " + ROWS_PER_CLUSTERED_FILE + " must be a number of rows, 1 or more, not '" + value + "'");
+    }
+    long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
+    return (int) Math.min(10_000, Math.max(1, (sourceRows + perFile - 1) / perFile));
   }
 
   /** Glue's switch for incremental refresh; Floe honours it, and defaults it to on. */

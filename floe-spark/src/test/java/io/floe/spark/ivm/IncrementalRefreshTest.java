@@ -3,6 +3,7 @@ package io.floe.spark.ivm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.spark.SharedSpark;
+import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -203,6 +204,93 @@ class IncrementalRefreshTest {
     assertThat(full.getString(1)).isEqualTo("FULL");
     assertThat(full.getString(2)).contains("self-join");
     assertMatches("twice", twiceThroughCte);
+  }
+
+  @org.junit.jupiter.api.Test
+  void aChangeOfRecentRowsReadsOnlyTheStorageFilesHoldingThem() throws Exception {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmcluster");
+    String zone = spark.conf().get("spark.sql.session.timeZone");
+    // Bounds of timestamps are written as literals: they must mean the same in any session zone.
+    spark.conf().set("spark.sql.session.timeZone", "America/Los_Angeles");
+    spark.conf().set(io.floe.spark.refresh.RefreshExecutor.ROWS_PER_CLUSTERED_FILE, "1000");
+    try {
+      spark.sql("CREATE TABLE ev (id BIGINT, name STRING, at TIMESTAMP, amount DECIMAL(10,2), ratio DOUBLE) USING iceberg");
+      spark.sql(
+          "INSERT INTO ev SELECT /*+ REPARTITION(3) */ id, concat('n', id), timestamp_seconds(1700000000 + id * 60),"
+              + " CAST(id % 100 AS DECIMAL(10,2)), id / 7.0D FROM range(1, 4001)");
+      String definition = "SELECT id, name, at, amount * 2 AS amount2, ratio FROM ev WHERE id % 10 <> 0";
+      spark.sql("CREATE MATERIALIZED VIEW recent AS " + definition);
+      // A full refresh writes the rows in ranges of the first column, 1000 source rows a file.
+      assertThat(spark.sql("SELECT * FROM lake." + ns + ".recent__storage.files").count()).isEqualTo(4);
+
+      // Late corrections to the newest rows and new rows: only the newest range can match them.
+      spark.sql("UPDATE ev SET amount = amount + 1 WHERE id IN (3950, 3991)");
+      spark.sql("DELETE FROM ev WHERE id = 3962");
+      spark.sql("INSERT INTO ev VALUES (4001, 'n4001', timestamp_seconds(1700240060), 1.00, 0.5D)");
+      Row[] refreshed = new Row[1];
+      List<Long> scanned = storageFilesScannedBy(() -> refreshed[0] = refresh("recent"), "recent__storage");
+      assertThat(refreshed[0].getString(1)).isEqualTo("INCREMENTAL");
+      assertMatches("recent", definition);
+      assertThat(scanned).as("data files read by each scan of the storage").isNotEmpty().allMatch(read -> read == 1L);
+
+      // NULLs, a non-ASCII string and an old row: the bounds widen, the result stays exact.
+      spark.sql("INSERT INTO ev VALUES (NULL, 'ñandú', NULL, NULL, NULL), (4002, NULL, timestamp_seconds(1700000000), 2.00, 1.0D)");
+      spark.sql("UPDATE ev SET name = 'Ωmega' WHERE id = 7");
+      assertRefreshedIncrementally("recent", definition);
+      spark.sql("DELETE FROM ev WHERE id IS NULL OR id = 4002");
+      spark.sql("UPDATE ev SET at = at + INTERVAL 1 HOUR WHERE id = 3001");
+      assertRefreshedIncrementally("recent", definition);
+
+      spark.conf().set(io.floe.spark.refresh.RefreshExecutor.ROWS_PER_CLUSTERED_FILE, "none");
+      assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> spark.sql("REFRESH MATERIALIZED VIEW recent FULL")))
+          .hasMessageContaining(io.floe.spark.refresh.RefreshExecutor.ROWS_PER_CLUSTERED_FILE)
+          .hasMessageContaining("'none'");
+      assertMatches("recent", definition);
+    } finally {
+      spark.conf().set("spark.sql.session.timeZone", zone);
+      spark.conf().unset(io.floe.spark.refresh.RefreshExecutor.ROWS_PER_CLUSTERED_FILE);
+    }
+  }
+
+  /** Data files each scan of {@code storageTable} read in the statements {@code action} ran. */
+  private List<Long> storageFilesScannedBy(Runnable action, String storageTable) throws java.util.concurrent.TimeoutException {
+    List<Long> scanned = new java.util.concurrent.CopyOnWriteArrayList<>();
+    org.apache.spark.sql.util.QueryExecutionListener listener =
+        new org.apache.spark.sql.util.QueryExecutionListener() {
+          @Override
+          public void onSuccess(String funcName, org.apache.spark.sql.execution.QueryExecution qe, long durationNs) {
+            collectScans(qe.executedPlan(), storageTable, scanned);
+          }
+
+          @Override
+          public void onFailure(String funcName, org.apache.spark.sql.execution.QueryExecution qe, Exception exception) {}
+        };
+    spark.listenerManager().register(listener);
+    try {
+      action.run();
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+    } finally {
+      spark.listenerManager().unregister(listener);
+    }
+    return scanned;
+  }
+
+  private static void collectScans(org.apache.spark.sql.execution.SparkPlan plan, String table, List<Long> scanned) {
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec adaptive) {
+      collectScans(adaptive.executedPlan(), table, scanned);
+      return;
+    }
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.QueryStageExec stage) {
+      collectScans(stage.plan(), table, scanned);
+      return;
+    }
+    if (plan instanceof org.apache.spark.sql.execution.datasources.v2.BatchScanExec scan
+        && scan.table().name().endsWith(table)) {
+      scanned.add(scan.metrics().get("resultDataFiles").get().value());
+    }
+    io.floe.spark.Scala.list(plan.children()).forEach(child -> collectScans(child, table, scanned));
+    io.floe.spark.Scala.list(plan.subqueries()).forEach(sub -> collectScans(sub, table, scanned));
   }
 
   @org.junit.jupiter.api.Test

@@ -1,0 +1,111 @@
+package io.floe.spark.ivm;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.max;
+import static org.apache.spark.sql.functions.min;
+import static org.apache.spark.sql.functions.when;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.Literal$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.IntegralType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+
+/**
+ * The range of each column's values in a change, written as a condition on the storage rows a
+ * MERGE matches on those columns with {@code <=>}: a stored row outside a column's range, or NULL
+ * there when the change has no NULL, cannot match. The condition is implied by the match, so it
+ * changes which storage files a MERGE reads, never its result: Iceberg skips the files whose column
+ * bounds lie outside it. That is what makes a change of recent rows (new trips, late corrections)
+ * read only the few storage files holding them when the storage is clustered by such a column.
+ *
+ * <p>Only types whose order Spark and Iceberg's file bounds agree on are used: integers, decimals,
+ * dates, timestamps, and strings whose bounds are ASCII (Java's UTF-16 order and UTF-8's byte
+ * order differ only above it). Floating point (NaN) and collated strings are left out.
+ */
+final class ChangeBounds {
+  private final List<String> columns;
+  private final List<DataType> types;
+
+  private ChangeBounds(List<String> columns, List<DataType> types) {
+    this.columns = columns;
+    this.types = types;
+  }
+
+  /** The bounds of the {@code matched} columns of {@code change} that files can be pruned on. */
+  static ChangeBounds of(Dataset<Row> change, List<String> matched) {
+    List<String> columns = new ArrayList<>();
+    List<DataType> types = new ArrayList<>();
+    for (StructField field : change.schema().fields()) {
+      if (matched.contains(field.name()) && prunable(field.dataType())) {
+        columns.add(field.name());
+        types.add(field.dataType());
+      }
+    }
+    return new ChangeBounds(columns, types);
+  }
+
+  static boolean prunable(DataType type) {
+    return type instanceof IntegralType
+        || type instanceof DecimalType
+        || type instanceof DateType
+        || type instanceof TimestampType
+        || type instanceof TimestampNTZType
+        || type.equals(DataTypes.StringType);
+  }
+
+  /** Three aggregates per column (least value, greatest value, whether any is NULL). */
+  List<Column> aggregates() {
+    List<Column> aggregates = new ArrayList<>();
+    for (String column : columns) {
+      Column c = col(StorageLayout.quote(column));
+      aggregates.add(min(c));
+      aggregates.add(max(c));
+      aggregates.add(max(when(c.isNull(), true).otherwise(false)));
+    }
+    return aggregates;
+  }
+
+  /**
+   * The condition on {@code alias}'s columns from a row holding {@link #aggregates()} from position
+   * {@code offset}; empty when no column bounds anything (no change rows, or nothing prunable).
+   */
+  Optional<String> condition(Row row, int offset, String alias) {
+    List<String> conditions = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      int at = offset + 3 * i;
+      Object least = row.get(at);
+      Object greatest = row.get(at + 1);
+      if (row.isNullAt(at + 2)) {
+        return Optional.empty(); // no change rows at all
+      }
+      boolean nulls = row.getBoolean(at + 2);
+      String ref = alias + "." + StorageLayout.quote(columns.get(i));
+      if (least == null) {
+        conditions.add(ref + " IS NULL");
+      } else if (!(least instanceof String) || (ascii((String) least) && ascii((String) greatest))) {
+        String range = ref + " >= " + literal(least, types.get(i)) + " AND " + ref + " <= " + literal(greatest, types.get(i));
+        conditions.add(nulls ? "(" + range + " OR " + ref + " IS NULL)" : range);
+      }
+    }
+    return conditions.isEmpty() ? Optional.empty() : Optional.of(String.join(" AND ", conditions));
+  }
+
+  private static boolean ascii(String value) {
+    return value.chars().allMatch(c -> c < 0x80);
+  }
+
+  private static String literal(Object value, DataType type) {
+    return Literal$.MODULE$.create(value, type).sql();
+  }
+}
