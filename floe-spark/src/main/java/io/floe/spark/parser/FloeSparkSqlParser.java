@@ -39,6 +39,8 @@ import io.floe.sql.ShowRefreshes;
 import io.floe.sql.ShowTableProperties;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
@@ -52,8 +54,11 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.execution.command.SetCommand;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
+import scala.Option;
+import scala.Tuple2;
 import scala.collection.immutable.Seq;
 
 /**
@@ -79,10 +84,22 @@ public final class FloeSparkSqlParser implements ParserInterface {
         return command.get();
       }
     }
+    Matcher set = HYPHENATED_SET.matcher(sql);
+    if (set.matches()) {
+      Option<String> value = set.group(2) == null ? Scala.none() : Scala.some(set.group(2).trim());
+      return new SetCommand(Scala.some(new Tuple2<>(set.group(1), value)));
+    }
     LogicalPlan plan = delegate.parsePlan(sql);
     refuseWritesToMaterializedViews(plan);
     return plan;
   }
+
+  /**
+   * {@code SET key=value} or {@code SET key} for a key with a hyphen, such as Floe's {@code
+   * floe.refresh.max-attempts}: Spark's grammar reads such a key only backquoted.
+   */
+  private static final Pattern HYPHENATED_SET =
+      Pattern.compile("(?is)\\s*SET\\s+([a-z_][a-z0-9_.:]*-[a-z0-9_.:-]*)\\s*(?:=(.*?))?\\s*;?\\s*");
 
   private Optional<LogicalPlan> toCommand(FloeStatement statement) throws ParseException {
     if (statement instanceof CreateMaterializedView) {
