@@ -50,6 +50,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
@@ -444,12 +445,22 @@ public final class IncrementalRefresh {
     return new Summary(row.getLong(0), row.getLong(1), bounds.condition(row, 2, "t"));
   }
 
+  /**
+   * The summary of a change of plain rows, bounded by the column the storage is clustered by: the
+   * bounds of other columns rarely prune files and each costs the aggregate three more columns.
+   */
   private static Summary linearSummary(MaterializedView mv, Dataset<Row> change) {
+    List<StructField> view = new ArrayList<>();
+    for (String column : mv.viewColumns()) {
+      view.add(change.schema().apply(column));
+    }
+    List<String> clustering =
+        StorageLayout.clusteringColumn(new StructType(view.toArray(new StructField[0]))).stream().toList();
     return summarize(
         change,
         sum(when(col(WEIGHT).gt(0), col(WEIGHT))),
         sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))),
-        mv.viewColumns());
+        clustering);
   }
 
   /**
