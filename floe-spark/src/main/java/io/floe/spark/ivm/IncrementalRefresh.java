@@ -13,7 +13,6 @@ import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 import static org.apache.spark.sql.functions.xxhash64;
 
-import io.floe.FloeException;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
@@ -27,6 +26,7 @@ import io.floe.spark.capture.ChangeCapture;
 import io.floe.spark.capture.ChangeKind;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.refresh.PinnedDefinition;
+import io.floe.spark.refresh.RowCountSetting;
 import io.floe.spark.refresh.Source;
 import io.floe.spark.refresh.SourcePinning;
 import io.floe.spark.refresh.StorageWriteGuard;
@@ -354,17 +354,7 @@ public final class IncrementalRefresh {
   private static final long DEFAULT_SCAN_FLOOR = 1_000_000L;
 
   private long scanFloor() {
-    String value = spark.conf().get(SCAN_FLOOR, Long.toString(DEFAULT_SCAN_FLOOR));
-    long floor;
-    try {
-      floor = Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      floor = -1;
-    }
-    if (floor < 0) {
-      throw new FloeException("Setting " + SCAN_FLOOR + " must be a number of rows, 0 or more, not '" + value + "'");
-    }
-    return floor;
+    return RowCountSetting.of(spark, SCAN_FLOOR, DEFAULT_SCAN_FLOOR, 0);
   }
 
   private static int indexOf(List<Source> sources, String name) {

@@ -454,16 +454,7 @@ public final class RefreshExecutor {
 
   /** How many ranges, and so files, a full refresh clusters a {@code ROWS} storage table into. */
   private int clusteredFiles(PinnedDefinition pinned) {
-    String value = spark.conf().get(ROWS_PER_CLUSTERED_FILE, Long.toString(DEFAULT_ROWS_PER_CLUSTERED_FILE));
-    long perFile;
-    try {
-      perFile = Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      perFile = 0;
-    }
-    if (perFile < 1) {
-      throw new FloeException("Setting " + ROWS_PER_CLUSTERED_FILE + " must be a number of rows, 1 or more, not '" + value + "'");
-    }
+    long perFile = RowCountSetting.of(spark, ROWS_PER_CLUSTERED_FILE, DEFAULT_ROWS_PER_CLUSTERED_FILE, 1);
     long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
     return (int) Math.min(10_000, Math.max(1, (sourceRows + perFile - 1) / perFile));
   }
