@@ -1,15 +1,11 @@
 package io.floe.cli.output;
 
-import io.floe.spark.Scala;
-import java.util.List;
+import io.floe.spark.TableScans;
 import java.util.Locale;
 import java.util.Optional;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
-import org.apache.spark.sql.execution.adaptive.QueryStageExec;
-import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 
 /**
@@ -20,28 +16,15 @@ public record ScanStatistics(int scans, long dataFiles, long bytes, long skipped
   /** The statistics of an executed query, or empty when it scanned no table (a command). */
   public static Optional<ScanStatistics> of(Dataset<Row> df) {
     long[] sums = new long[4];
-    walk(df.queryExecution().executedPlan(), sums);
+    TableScans.forEach(
+        df.queryExecution().executedPlan(),
+        scan -> {
+          sums[0]++;
+          sums[1] += metric(scan, "resultDataFiles");
+          sums[2] += Math.max(metric(scan, "totalDataFileSize"), metric(scan, "totalFileSizeInBytes"));
+          sums[3] += metric(scan, "skippedDataFiles");
+        });
     return sums[0] == 0 ? Optional.empty() : Optional.of(new ScanStatistics((int) sums[0], sums[1], sums[2], sums[3]));
-  }
-
-  private static void walk(SparkPlan plan, long[] sums) {
-    if (plan instanceof AdaptiveSparkPlanExec) {
-      walk(((AdaptiveSparkPlanExec) plan).executedPlan(), sums);
-      return;
-    }
-    if (plan instanceof QueryStageExec) {
-      walk(((QueryStageExec) plan).plan(), sums);
-      return;
-    }
-    if (plan instanceof BatchScanExec) {
-      sums[0]++;
-      sums[1] += metric(plan, "resultDataFiles");
-      sums[2] += Math.max(metric(plan, "totalDataFileSize"), metric(plan, "totalFileSizeInBytes"));
-      sums[3] += metric(plan, "skippedDataFiles");
-    }
-    List<SparkPlan> children = Scala.list(plan.children());
-    children.forEach(child -> walk(child, sums));
-    Scala.list(plan.subqueries()).forEach(sub -> walk(sub, sums));
   }
 
   private static long metric(SparkPlan plan, String name) {

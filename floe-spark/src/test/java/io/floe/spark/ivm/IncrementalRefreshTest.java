@@ -268,7 +268,13 @@ class IncrementalRefreshTest {
         new org.apache.spark.sql.util.QueryExecutionListener() {
           @Override
           public void onSuccess(String funcName, org.apache.spark.sql.execution.QueryExecution qe, long durationNs) {
-            collectScans(qe.executedPlan(), storageTable, scanned);
+            io.floe.spark.TableScans.forEach(
+                qe.executedPlan(),
+                scan -> {
+                  if (scan.table().name().endsWith(storageTable)) {
+                    scanned.add(scan.metrics().get("resultDataFiles").get().value());
+                  }
+                });
           }
 
           @Override
@@ -282,23 +288,6 @@ class IncrementalRefreshTest {
       spark.listenerManager().unregister(listener);
     }
     return scanned;
-  }
-
-  private static void collectScans(org.apache.spark.sql.execution.SparkPlan plan, String table, List<Long> scanned) {
-    if (plan instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec adaptive) {
-      collectScans(adaptive.executedPlan(), table, scanned);
-      return;
-    }
-    if (plan instanceof org.apache.spark.sql.execution.adaptive.QueryStageExec stage) {
-      collectScans(stage.plan(), table, scanned);
-      return;
-    }
-    if (plan instanceof org.apache.spark.sql.execution.datasources.v2.BatchScanExec scan
-        && scan.table().name().endsWith(table)) {
-      scanned.add(scan.metrics().get("resultDataFiles").get().value());
-    }
-    io.floe.spark.Scala.list(plan.children()).forEach(child -> collectScans(child, table, scanned));
-    io.floe.spark.Scala.list(plan.subqueries()).forEach(sub -> collectScans(sub, table, scanned));
   }
 
   @org.junit.jupiter.api.Test
