@@ -162,69 +162,49 @@ public final class IncrementalRefresh {
       Summary summary;
       String merge;
       List<ExpectationResult> expectations = List.of();
-      if (shape.kind() == DefinitionShape.Kind.KEYED) {
-        List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
-        KeyedRecompute.Change change =
-            new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead, check);
-        if (change.rows().isEmpty()) {
-          return new Fallback(change.fallback());
-        }
-        expectations = change.expectations();
-        change.rows().get().createOrReplaceTempView(changes);
-        summary = linearSummary(mv, change.rows().get());
-        merge = linearMerge(mv, changes, changedKeys(change.rows().get()), summary.bounds());
-        long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
-        return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
-      }
-      LogicalPlan definition = shape.augmentedParsed().orElseThrow();
-      List<Integer> reads = reads(mv, definition, sources);
-      List<Dataset<Row>> fromInserted = new ArrayList<>();
-      List<Dataset<Row>> fromDeleted = new ArrayList<>();
-      for (int m = 0; m < moved.size(); m++) {
-        int changed = moved.get(m);
-        String inserted = "__floe_ins_" + m + "_" + suffix;
-        String deleted = "__floe_del_" + m + "_" + suffix;
-        views.add(inserted);
-        views.add(deleted);
-        expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
-        expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
-        // A source read more than once (a self-join) gives one term per read.
-        for (int read = 0; read < reads.size(); read++) {
-          if (reads.get(read) == changed) {
-            fromInserted.add(term(mv, definition, sources, oldSources, read, inserted));
-            fromDeleted.add(term(mv, definition, sources, oldSources, read, deleted));
-          }
-        }
-      }
-      if (shape.kind() == DefinitionShape.Kind.LINEAR) {
-        Dataset<Row> inserted = unionAll(fromInserted);
-        Dataset<Row> deleted = unionAll(fromDeleted);
-        if (!check.isEmpty()) {
-          // Constraints are judged on the rows the change brings in; DROP ROW filters both sides
-          // alike, so a dropped row's later deletion cancels nothing that was stored.
-          inserted = inserted.localCheckpoint(true);
-          expectations = check.evaluate(inserted);
-          check.quarantine(inserted, System.currentTimeMillis(), false);
-          inserted = check.keepPassing(inserted);
-          deleted = check.keepPassing(deleted);
-        }
-        Dataset<Row> rows = linearChange(mv, inserted, deleted);
-        rows.createOrReplaceTempView(changes);
-        summary = linearSummary(mv, rows);
-        merge = linearMerge(mv, changes, changedKeys(rows), summary.bounds());
-      } else {
-        Dataset<Row> inserted = unionAll(fromInserted);
-        Dataset<Row> deleted = unionAll(fromDeleted);
+      if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
+        Terms terms = terms(mv, shape, sources, oldSources, moved, zsets, suffix, views);
         List<String> keys = groupKeys(mv, shape);
-        Dataset<Row> affected = inserted.select(columns(keys)).union(deleted.select(columns(keys))).distinct().localCheckpoint(true);
+        Dataset<Row> affected =
+            terms.inserted().select(columns(keys)).union(terms.deleted().select(columns(keys))).distinct().localCheckpoint(true);
         Optional<String> recomputesAll = recomputesMostGroups(shape, readSnapshot, pinned, affected);
         if (recomputesAll.isPresent()) {
           return new Fallback(recomputesAll.get());
         }
-        Dataset<Row> rows = groupChange(mv, shape, readSnapshot, pinned, inserted, deleted, keys, affected, rowsRead);
+        Dataset<Row> rows =
+            groupChange(mv, shape, readSnapshot, pinned, terms.inserted(), terms.deleted(), keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
         summary = groupSummary(rows, keys);
         merge = groupMerge(mv, shape, changes, summary.bounds());
+      } else {
+        Dataset<Row> rows;
+        if (shape.kind() == DefinitionShape.Kind.KEYED) {
+          List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
+          KeyedRecompute.Change change =
+              new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead, check);
+          if (change.rows().isEmpty()) {
+            return new Fallback(change.fallback());
+          }
+          expectations = change.expectations();
+          rows = change.rows().get();
+        } else {
+          Terms terms = terms(mv, shape, sources, oldSources, moved, zsets, suffix, views);
+          Dataset<Row> inserted = terms.inserted();
+          Dataset<Row> deleted = terms.deleted();
+          if (!check.isEmpty()) {
+            // Constraints are judged on the rows the change brings in; DROP ROW filters both sides
+            // alike, so a dropped row's later deletion cancels nothing that was stored.
+            inserted = inserted.localCheckpoint(true);
+            expectations = check.evaluate(inserted);
+            check.quarantine(inserted, System.currentTimeMillis(), false);
+            inserted = check.keepPassing(inserted);
+            deleted = check.keepPassing(deleted);
+          }
+          rows = linearChange(mv, inserted, deleted);
+        }
+        rows.createOrReplaceTempView(changes);
+        summary = linearSummary(mv, rows);
+        merge = linearMerge(mv, changes, changedKeys(rows), summary.bounds());
       }
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
       return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
@@ -232,6 +212,46 @@ public final class IncrementalRefresh {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
     }
+  }
+
+  /** The definition's change, as the rows it gains and the rows it loses (each repeated). */
+  private record Terms(Dataset<Row> inserted, Dataset<Row> deleted) {}
+
+  /**
+   * The definition's change from the changes ({@code zsets}) of the {@code moved} sources: one
+   * {@link #term} per read of a changed source, for its inserted and for its deleted rows, each
+   * read from a temporary view whose name is added to {@code views}.
+   */
+  private Terms terms(
+      MaterializedView mv,
+      DefinitionShape shape,
+      List<Source> sources,
+      List<Source> oldSources,
+      List<Integer> moved,
+      List<Dataset<Row>> zsets,
+      String suffix,
+      List<String> views) {
+    LogicalPlan definition = shape.augmentedParsed().orElseThrow();
+    List<Integer> reads = reads(mv, definition, sources);
+    List<Dataset<Row>> fromInserted = new ArrayList<>();
+    List<Dataset<Row>> fromDeleted = new ArrayList<>();
+    for (int m = 0; m < moved.size(); m++) {
+      int changed = moved.get(m);
+      String inserted = "__floe_ins_" + m + "_" + suffix;
+      String deleted = "__floe_del_" + m + "_" + suffix;
+      views.add(inserted);
+      views.add(deleted);
+      expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
+      expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
+      // A source read more than once (a self-join) gives one term per read.
+      for (int read = 0; read < reads.size(); read++) {
+        if (reads.get(read) == changed) {
+          fromInserted.add(term(mv, definition, sources, oldSources, read, inserted));
+          fromDeleted.add(term(mv, definition, sources, oldSources, read, deleted));
+        }
+      }
+    }
+    return new Terms(unionAll(fromInserted), unionAll(fromDeleted));
   }
 
   private static String changedReason(boolean appendOnly, List<String> operations) {
