@@ -498,19 +498,7 @@ public final class RefreshBenchmark {
    * and total, 20% deletes, rows picked by a hash of trip_id (spread over the whole table).
    */
   private Delta applyDelta(String bronze, long n, int round, double fraction, long[] nextId) {
-    long t = System.nanoTime();
-    long inserts = Math.max(1, Math.round(n * fraction * 0.5));
-    append(bronze, trips(spark, nextId[0], inserts, 1000 + round, 1));
-    nextId[0] += inserts;
-    // Per 10^7: updates 0.3 * fraction, deletes 0.2 * fraction.
-    long updateSlots = Math.max(1, Math.round(10_000_000 * fraction * 0.3));
-    long deleteSlots = Math.max(1, Math.round(10_000_000 * fraction * 0.2));
-    spark.sql(
-        "UPDATE " + bronze + " SET tip_amount = round(tip_amount + 1.5D, 2), total_amount = round(total_amount + 1.5D, 2)"
-            + " WHERE pmod(xxhash64(trip_id, " + (7000 + round) + "L), 10000000L) < " + updateSlots);
-    long updated = summary(bronze, "added-records");
-    long deleted = delete(bronze, "pmod(xxhash64(trip_id, " + (9000 + round) + "L), 10000000L) < " + deleteSlots);
-    return new Delta(round, inserts, updated, deleted, seconds(t));
+    return applyDelta(bronze, n, round, fraction, nextId, "TRUE", n, round);
   }
 
   /**
@@ -518,21 +506,32 @@ public final class RefreshBenchmark {
    * picked among the most recent 1% of trip ids (the last {@code n / 100} ids written).
    */
   private Delta applyRecentDelta(String bronze, long n, double fraction, long[] nextId) {
-    long t = System.nanoTime();
     long window = Math.max(1, n / 100);
     String recent = String.format(Locale.ROOT, "trip_id > 'TRIP-%09d'", nextId[0] - window);
+    return applyDelta(bronze, n, 0, fraction, nextId, recent, window, 500);
+  }
+
+  /**
+   * Appends {@code fraction * n / 2} new trips, then updates tip and total of {@code 0.3 * fraction
+   * * n} and deletes {@code 0.2 * fraction * n} of the {@code windowRows} trips matching {@code
+   * window}, picked by hashes of trip_id seeded with {@code seed}.
+   */
+  private Delta applyDelta(
+      String bronze, long n, int round, double fraction, long[] nextId, String window, long windowRows, int seed) {
+    long t = System.nanoTime();
     long inserts = Math.max(1, Math.round(n * fraction * 0.5));
-    append(bronze, trips(spark, nextId[0], inserts, 5000, 1));
+    append(bronze, trips(spark, nextId[0], inserts, 1000 + seed, 1));
     nextId[0] += inserts;
-    // Per 10^6 of the window: updates 0.3 * fraction * 100, deletes 0.2 * fraction * 100.
-    long updateSlots = Math.max(1, Math.round(1_000_000 * fraction * 30));
-    long deleteSlots = Math.max(1, Math.round(1_000_000 * fraction * 20));
+    // Per 10^7 rows of the window: updates 0.3 * fraction * n / windowRows, deletes 0.2 * that.
+    double share = fraction * n / windowRows;
+    long updateSlots = Math.max(1, Math.round(10_000_000 * share * 0.3));
+    long deleteSlots = Math.max(1, Math.round(10_000_000 * share * 0.2));
     spark.sql(
         "UPDATE " + bronze + " SET tip_amount = round(tip_amount + 1.5D, 2), total_amount = round(total_amount + 1.5D, 2)"
-            + " WHERE " + recent + " AND pmod(xxhash64(trip_id, 7500L), 1000000L) < " + updateSlots);
+            + " WHERE " + window + " AND pmod(xxhash64(trip_id, " + (7000 + seed) + "L), 10000000L) < " + updateSlots);
     long updated = summary(bronze, "added-records");
-    long deleted = delete(bronze, recent + " AND pmod(xxhash64(trip_id, 9500L), 1000000L) < " + deleteSlots);
-    return new Delta(0, inserts, updated, deleted, seconds(t));
+    long deleted = delete(bronze, window + " AND pmod(xxhash64(trip_id, " + (9000 + seed) + "L), 10000000L) < " + deleteSlots);
+    return new Delta(round, inserts, updated, deleted, seconds(t));
   }
 
   /**
