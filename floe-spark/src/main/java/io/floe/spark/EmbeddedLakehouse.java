@@ -39,6 +39,8 @@ public final class EmbeddedLakehouse {
     conf.put("spark.ui.enabled", "false");
     conf.put("spark.ui.showConsoleProgress", "false");
     conf.put("spark.sql.warehouse.dir", root.resolve("spark-warehouse").toUri().toString());
+    // Local files without a chmod process per created file (see LocalFileSystem).
+    conf.put("spark.hadoop.fs.file.impl", LocalFileSystem.class.getName());
     conf.put("spark.driver.host", "127.0.0.1");
     conf.put("spark.driver.bindAddress", "127.0.0.1");
     return conf;
