@@ -283,6 +283,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     properties.put("write.delete.mode", "merge-on-read");
     properties.put("write.update.mode", "merge-on-read");
     properties.put("write.merge.mode", "merge-on-read");
+    properties.putAll(io.floe.spark.refresh.StorageRetention.creationProperties());
     properties.putAll(statement().tableProperties());
     properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));

@@ -85,7 +85,7 @@ public final class RefreshExecutor {
       MaterializedView current = mv;
       try {
         current = catalog.loadExisting(mv.name(), "refresh");
-        RefreshResult result = refreshOnce(current, full, prePinned).withAttempts(attempt);
+        RefreshResult result = keepHistoryBounded(current, refreshOnce(current, full, prePinned).withAttempts(attempt));
         return recordSucceeded(current, run, result, started);
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
@@ -112,6 +112,24 @@ public final class RefreshExecutor {
           throw failure;
         }
       }
+    }
+  }
+
+  /**
+   * Expires the storage snapshots nobody needs any more ({@link StorageRetention}) after a refresh
+   * that committed one. A failure leaves the committed refresh as it is and becomes a warning.
+   */
+  private RefreshResult keepHistoryBounded(MaterializedView mv, RefreshResult result) {
+    if (result.type() == RefreshType.NO_CHANGE) {
+      return result;
+    }
+    try {
+      new StorageRetention(catalog).apply(mv, mv.storageTable(), System.currentTimeMillis());
+      return result;
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot expire old snapshots of {}", mv.storageName(), e);
+      return result.withWarning(
+          "the refresh of " + mv + " is committed, but expiring old snapshots of " + mv.storageName() + " failed: " + e.getMessage());
     }
   }
 

@@ -1,0 +1,131 @@
+package io.floe.spark.refresh;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.floe.mv.SourceState;
+import io.floe.refresh.RefreshResult;
+import io.floe.refresh.RefreshType;
+import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.MvTestSupport;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.Test;
+
+/** Expiry of storage snapshots after refreshes, and what it must keep. */
+class StorageRetentionTest extends MvTestSupport {
+  @Override
+  protected String prefix() {
+    return "retention";
+  }
+
+  /** Refreshes {@code mv} alone, without the views reading it. */
+  private RefreshResult refreshAlone(String mv, boolean full) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    return new RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark)
+        .refresh(catalog.loadExisting(catalog.resolve(List.of("lake", ns, mv), "lake", List.of(ns)), "refresh"), full);
+  }
+
+  private static List<String> liveDataFiles(Table table) throws Exception {
+    List<String> files = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        DataFile file = task.file();
+        files.add(file.location());
+      }
+    }
+    return files;
+  }
+
+  private static long metadataFiles(Table table) throws Exception {
+    Path folder = Path.of(URI.create(table.location() + "/metadata"));
+    try (Stream<Path> files = Files.list(folder)) {
+      return files.filter(f -> f.getFileName().toString().endsWith(".metadata.json")).count();
+    }
+  }
+
+  /** Table {@code src} with {@code rows} rows and MV {@code a} over it, its storage retention 1 ms. */
+  private void sourceAndView(int rows, String property, String value, String query) {
+    sql("CREATE TABLE src (id INT, v INT) USING iceberg");
+    sql("INSERT INTO src SELECT CAST(id + 1 AS INT), CAST((id + 1) * 10 AS INT) FROM range(" + rows + ")");
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + TableProperties.MAX_SNAPSHOT_AGE_MS + "' = '1', '"
+        + property + "' = '" + value + "') AS " + query);
+  }
+
+  @Test
+  void oldSnapshotsAndTheirFilesGoWhileAReadersRecordedSnapshotStays() throws Exception {
+    // Snapshots older than 1 ms may go; 3 previous metadata files are kept.
+    sourceAndView(2, TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "3", "SELECT id, v * 2 AS w FROM src WHERE v > 0");
+    sql("CREATE MATERIALIZED VIEW b AS SELECT id, w + 1 AS x FROM a");
+    Table storage = table("a__storage");
+    assertThat(storage.properties()).containsEntry(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true");
+    assertThat(table("b__storage").properties())
+        .containsEntry(TableProperties.MAX_SNAPSHOT_AGE_MS, Long.toString(StorageRetention.DEFAULT_MAX_AGE_MS));
+
+    List<String> firstFiles = liveDataFiles(storage);
+    assertThat(firstFiles).isNotEmpty();
+    assertThat(refreshAlone("a", true).type()).isEqualTo(RefreshType.FULL);
+    int id = 3;
+    for (; id < 3 + StorageRetention.BATCH; id++) {
+      sql("INSERT INTO src VALUES (" + id + ", " + id * 10 + ")");
+      assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
+    }
+    // b records a's snapshot now; every later refresh of a may expire only what came before it.
+    assertThat(refreshAlone("b", false).type()).isEqualTo(RefreshType.INCREMENTAL);
+    long recorded = currentSnapshotId("a__storage");
+    assertThat(refreshState("b").sourceStates()).extracting(SourceState::snapshotId).contains(java.util.Optional.of(recorded));
+    for (int n = 0; n < StorageRetention.BATCH; n++, id++) {
+      sql("INSERT INTO src VALUES (" + id + ", " + id * 10 + ")");
+      sql("DELETE FROM src WHERE id = " + (id - 2));
+      assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
+    }
+
+    storage = table("a__storage");
+    List<Long> kept = new ArrayList<>();
+    storage.snapshots().forEach(s -> kept.add(s.snapshotId()));
+    assertThat(kept).as("b's recorded snapshot of a").contains(recorded);
+    Snapshot oldest = storage.snapshot(recorded);
+    storage.snapshots().forEach(s -> assertThat(s.timestampMillis()).isGreaterThanOrEqualTo(oldest.timestampMillis()));
+    assertThat(kept).hasSizeLessThanOrEqualTo(StorageRetention.BATCH + 1);
+    // The first refresh's files were replaced by the full refresh; only expired snapshots used them.
+    for (String file : firstFiles) {
+      assertThat(Path.of(URI.create(file))).doesNotExist();
+    }
+    for (String file : liveDataFiles(storage)) {
+      assertThat(Path.of(URI.create(file))).exists();
+    }
+    assertThat(metadataFiles(storage)).isLessThanOrEqualTo(4);
+
+    // b still reads a's change from its recorded snapshot, and both stay exact.
+    RefreshResult reader = refreshAlone("b", false);
+    assertThat(reader.type()).isEqualTo(RefreshType.INCREMENTAL);
+    assertSameRows("SELECT * FROM a", "SELECT id, v * 2 FROM src WHERE v > 0", count("SELECT * FROM src"));
+    assertSameRows("SELECT * FROM b", "SELECT id, v * 2 + 1 FROM src WHERE v > 0", count("SELECT * FROM src"));
+  }
+
+  @Test
+  void aViewWithoutReadersKeepsOnlyItsRetention() throws Exception {
+    sourceAndView(1, TableProperties.MIN_SNAPSHOTS_TO_KEEP, "2", "SELECT id, v FROM src");
+    for (int id = 2; id < 2 + StorageRetention.BATCH + 2; id++) {
+      sql("INSERT INTO src VALUES (" + id + ", " + id * 10 + ")");
+      refreshAlone("a", false);
+    }
+    Table storage = table("a__storage");
+    int snapshots = 0;
+    for (Snapshot ignored : storage.snapshots()) {
+      snapshots++;
+    }
+    // Expiry waits for a batch: between the 2 kept and 2 + BATCH - 1 remain.
+    assertThat(snapshots).isBetween(2, 2 + StorageRetention.BATCH - 1);
+    assertSameRows("SELECT * FROM a", "SELECT * FROM src", 2 + StorageRetention.BATCH + 1);
+  }
+}
