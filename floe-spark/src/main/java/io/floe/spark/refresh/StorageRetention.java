@@ -47,9 +47,16 @@ public final class StorageRetention {
   static final int BATCH = 10;
 
   private final MaterializedViewCatalog catalog;
+  private final int batch;
 
   public StorageRetention(MaterializedViewCatalog catalog) {
+    this(catalog, BATCH);
+  }
+
+  /** Retention that expires once {@code batch} snapshots can go. */
+  StorageRetention(MaterializedViewCatalog catalog, int batch) {
     this.catalog = catalog;
+    this.batch = batch;
   }
 
   /** The table properties a new storage table gets for its history. */
@@ -73,13 +80,13 @@ public final class StorageRetention {
     int keep = PropertyUtil.propertyAsInt(
         storage.properties(), TableProperties.MIN_SNAPSHOTS_TO_KEEP, TableProperties.MIN_SNAPSHOTS_TO_KEEP_DEFAULT);
     long cutoff = nowMs - maxAge;
-    if (expirable(storage, cutoff, keep) < BATCH) {
+    if (expirable(storage, cutoff, keep) < batch) {
       return 0;
     }
     // Only now, with something to expire, list the readers: that reads every view of the catalog.
     cutoff = Math.min(cutoff, oldestNeededByReaders(mv, storage));
     int expirable = expirable(storage, cutoff, keep);
-    if (expirable < BATCH) {
+    if (expirable < batch) {
       return 0;
     }
     storage.expireSnapshots().expireOlderThan(cutoff).retainLast(keep).commit();
