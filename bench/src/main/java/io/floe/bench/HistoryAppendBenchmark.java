@@ -26,7 +26,7 @@ import org.apache.iceberg.catalog.Catalog;
 /**
  * What recording one refresh in the refresh history costs: appends records to the history of a
  * fresh embedded catalog (SQLite JDBC catalog, local files), one append commit each as a refresh
- * does, and writes the latencies to {@code bench/results/history-append-<timestamp>.txt} and
+ * does, once with Hadoop's local file system and once with Floe's, and writes the latencies to {@code bench/results/history-append-<timestamp>.txt} and
  * {@code history-append-latest.txt}. No Spark runs.
  *
  * <p>Usage: {@code HistoryAppendBenchmark [--appends 300] [--results-dir bench/results]}
@@ -45,6 +45,30 @@ public final class HistoryAppendBenchmark {
             "usage: HistoryAppendBenchmark [--appends 300] [--results-dir bench/results]");
       }
     }
+    StringBuilder report = new StringBuilder();
+    report.append(String.format(
+        "Refresh history append benchmark, %s%n"
+            + "appends: %d to one history table (embedded SQLite JDBC catalog, local files), one commit each,%n"
+            + "once with each local file system implementation, each on a fresh warehouse%n",
+        LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), appends));
+    Map<String, String> fileSystems = new LinkedHashMap<>();
+    fileSystems.put("Hadoop's LocalFileSystem (a chmod process per created file)", org.apache.hadoop.fs.LocalFileSystem.class.getName());
+    fileSystems.put("Floe's LocalFileSystem (permissions through java.nio; what Floe uses)", io.floe.spark.LocalFileSystem.class.getName());
+    for (Map.Entry<String, String> fileSystem : fileSystems.entrySet()) {
+      report.append(String.format("%n%s%n", fileSystem.getKey())).append(measure(fileSystem.getValue(), appends));
+    }
+    report.append(String.format(
+        "%nmachine load average at the end: %s%n",
+        Files.exists(Paths.get("/proc/loadavg")) ? Files.readString(Paths.get("/proc/loadavg")).trim() : "unknown"));
+    System.out.print(report);
+    Files.createDirectories(resultsDir);
+    String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    Files.writeString(resultsDir.resolve("history-append-" + stamp + ".txt"), report.toString(), StandardCharsets.UTF_8);
+    Files.writeString(resultsDir.resolve("history-append-latest.txt"), report.toString(), StandardCharsets.UTF_8);
+  }
+
+  /** Appends {@code appends} records on a fresh warehouse whose {@code file:} paths use {@code fileSystem}. */
+  private static String measure(String fileSystem, int appends) throws Exception {
     Path warehouse = Files.createTempDirectory("floe-history-bench");
     Map<String, String> properties = new LinkedHashMap<>();
     String prefix = "spark.sql.catalog.lake.";
@@ -53,7 +77,11 @@ public final class HistoryAppendBenchmark {
         properties.put(key.substring(prefix.length()), value);
       }
     });
-    Catalog catalog = CatalogUtil.buildIcebergCatalog("lake", properties, new Configuration());
+    Configuration conf = new Configuration();
+    conf.set("fs.file.impl", fileSystem);
+    // Hadoop caches one file system per scheme: each run gets its own instance of its class.
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    Catalog catalog = CatalogUtil.buildIcebergCatalog("lake", properties, conf);
     RefreshHistory history = new RefreshHistory("lake", catalog);
     RefreshRun run = RefreshRun.start(RefreshTrigger.SCHEDULE);
     List<SourceState> sources =
@@ -79,31 +107,19 @@ public final class HistoryAppendBenchmark {
 
     List<Double> warm = new ArrayList<>(millis.subList(1, millis.size()));
     Collections.sort(warm);
-    String report =
-        String.format(
-            "Refresh history append benchmark, %s%n"
-                + "appends: %d to one history table (embedded SQLite JDBC catalog, local files), one commit each%n"
-                + "first append (creates namespace and table): %.1f ms%n"
-                + "later appends: median %.1f ms, p90 %.1f ms, max %.1f ms%n"
-                + "first 20 later appends mean %.1f ms, last 20 mean %.1f ms%n"
-                + "at the end: %d rows, %d snapshots kept (old ones expire every 100 appends)%n"
-                + "machine load average at the end: %s%n",
-            LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME),
-            appends,
-            millis.get(0),
-            percentile(warm, 0.5),
-            percentile(warm, 0.9),
-            warm.get(warm.size() - 1),
-            mean(millis.subList(1, Math.min(21, millis.size()))),
-            mean(millis.subList(Math.max(1, millis.size() - 20), millis.size())),
-            rows,
-            snapshotsKept,
-            Files.exists(Paths.get("/proc/loadavg")) ? Files.readString(Paths.get("/proc/loadavg")).trim() : "unknown");
-    System.out.print(report);
-    Files.createDirectories(resultsDir);
-    String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Files.writeString(resultsDir.resolve("history-append-" + stamp + ".txt"), report, StandardCharsets.UTF_8);
-    Files.writeString(resultsDir.resolve("history-append-latest.txt"), report, StandardCharsets.UTF_8);
+    return String.format(
+        "  first append (creates namespace and table): %.1f ms%n"
+            + "  later appends: median %.1f ms, p90 %.1f ms, max %.1f ms%n"
+            + "  first 20 later appends mean %.1f ms, last 20 mean %.1f ms%n"
+            + "  at the end: %d rows, %d snapshots kept (old ones expire every 100 appends)%n",
+        millis.get(0),
+        percentile(warm, 0.5),
+        percentile(warm, 0.9),
+        warm.get(warm.size() - 1),
+        mean(millis.subList(1, Math.min(21, millis.size()))),
+        mean(millis.subList(Math.max(1, millis.size() - 20), millis.size())),
+        rows,
+        snapshotsKept);
   }
 
   private static double percentile(List<Double> sorted, double p) {
