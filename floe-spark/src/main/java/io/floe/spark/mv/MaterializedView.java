@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -143,19 +144,28 @@ public final class MaterializedView {
     return new ArrayList<>(Arrays.asList(sources.split(",")));
   }
 
-  /** The refresh state of the storage table's current snapshot, if it was written by a refresh. */
+  /** The refresh state of the storage table's last refresh ({@link #lastRefreshSnapshot}). */
   public Optional<RefreshState> refreshState(Table storage) {
     return lastRefreshSnapshot(storage)
         .map(s -> RefreshStateParser.fromJson(s.summary().get(RefreshState.SUMMARY_KEY)));
   }
 
-  /** The storage table's current snapshot when a refresh wrote it. */
+  /**
+   * The storage snapshot the last refresh committed: the current snapshot, or the one the
+   * compactions committed since started from. A compaction ({@code rewrite_data_files} and the
+   * like, Iceberg operation {@code replace}) rewrites files without changing rows, so the rows it
+   * leaves are still those of that refresh. Empty when no refresh wrote the storage, or another
+   * kind of commit (a write by something other than a refresh) came after the last one.
+   */
   public static Optional<Snapshot> lastRefreshSnapshot(Table storage) {
-    Snapshot current = storage.currentSnapshot();
-    if (current == null || !current.summary().containsKey(RefreshState.SUMMARY_KEY)) {
-      return Optional.empty();
+    Snapshot snapshot = storage.currentSnapshot();
+    while (snapshot != null && !snapshot.summary().containsKey(RefreshState.SUMMARY_KEY)) {
+      if (!DataOperations.REPLACE.equals(snapshot.operation()) || snapshot.parentId() == null) {
+        return Optional.empty();
+      }
+      snapshot = storage.snapshot(snapshot.parentId());
     }
-    return Optional.of(current);
+    return Optional.ofNullable(snapshot);
   }
 
   public TableIdentifier identifier() {

@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  * ExpireSnapshots}, which also deletes the files only they used, keeping:
  *
  * <ul>
+ *   <li>the snapshot of the last refresh, which holds the view's refresh state, and later ones
+ *       (compactions since);
  *   <li>the last {@value TableProperties#MIN_SNAPSHOTS_TO_KEEP} (default 1) snapshots of main,
  *       and every branch head (a refresh in flight commits through a branch);
  *   <li>for each materialized view that reads this one, the snapshot its last refresh recorded and
@@ -82,6 +84,11 @@ public final class StorageRetention {
     long cutoff = nowMs - maxAge;
     if (expirable(storage, cutoff, keep) < batch) {
       return 0;
+    }
+    // The last refresh's snapshot holds the view's refresh state, also under later compactions.
+    Optional<Snapshot> lastRefresh = MaterializedView.lastRefreshSnapshot(storage);
+    if (lastRefresh.isPresent()) {
+      cutoff = Math.min(cutoff, lastRefresh.get().timestampMillis());
     }
     // Only now, with something to expire, list the readers: that reads every view of the catalog.
     cutoff = Math.min(cutoff, oldestNeededByReaders(mv, storage));

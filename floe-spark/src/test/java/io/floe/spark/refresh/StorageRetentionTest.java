@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -134,5 +135,41 @@ class StorageRetentionTest extends MvTestSupport {
     // Expiry waits for a batch: between the 2 kept and 2 + BATCH - 1 remain.
     assertThat(snapshots).isBetween(2, 2 + StorageRetention.BATCH - 1);
     assertSameRows("SELECT * FROM a", "SELECT * FROM src", 2 + StorageRetention.BATCH + 1);
+  }
+
+  @Test
+  void aCompactedStorageKeepsItsRefreshStateThroughRefreshesAndExpiry() throws Exception {
+    sourceAndView(2, TableProperties.MIN_SNAPSHOTS_TO_KEEP, "1", "SELECT id, v FROM src");
+    sql("INSERT INTO src VALUES (3, 30)");
+    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
+    long refreshed = currentSnapshotId("a__storage");
+    String lastRefreshTime = describe("a").get("Last Refresh Time");
+
+    sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".a__storage', options => map('rewrite-all', 'true'))");
+    assertThat(table("a__storage").currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
+    // The compaction left the rows of the last refresh: still fresh, still that refresh.
+    assertThat(freshness("a")).isEqualTo("FRESH");
+    assertThat(describe("a").get("Last Refresh Time")).isEqualTo(lastRefreshTime);
+    assertThat(describe("a").get("Storage Snapshot")).isEqualTo(Long.toString(refreshed));
+
+    // Expiry keeps the last refresh's snapshot under the compaction, however old.
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    new StorageRetention(catalog, 1)
+        .apply(catalog.loadExisting(catalog.resolve(List.of("lake", ns, "a"), "lake", List.of(ns)), "test"),
+            table("a__storage"), System.currentTimeMillis());
+    assertThat(table("a__storage").snapshot(refreshed)).isNotNull();
+    assertThat(freshness("a")).isEqualTo("FRESH");
+
+    sql("INSERT INTO src VALUES (4, 40)");
+    sql("DELETE FROM src WHERE id = 1");
+    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
+    assertSameRows("SELECT * FROM a", "SELECT * FROM src", 3);
+
+    // Any other write to the storage leaves no refresh state to go on: the next refresh is full.
+    sql("INSERT INTO " + ns + ".a__storage SELECT * FROM " + ns + ".a__storage LIMIT 0");
+    sql("DELETE FROM " + ns + ".a__storage WHERE id = 2");
+    assertThat(freshness("a")).startsWith("STALE");
+    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.FULL);
+    assertSameRows("SELECT * FROM a", "SELECT * FROM src", 3);
   }
 }
