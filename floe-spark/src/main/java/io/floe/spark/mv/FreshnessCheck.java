@@ -5,8 +5,6 @@ import io.floe.mv.SourceState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.iceberg.DataOperations;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
@@ -34,7 +32,7 @@ public final class FreshnessCheck {
       @Override
       public Optional<SourceState> current(SourceState recorded) {
         ResolvedName name = locate(mv, recorded);
-        return recorded.type() == SourceState.Type.TABLE ? currentTable(name, recorded) : currentView(name);
+        return recorded.type() == SourceState.Type.TABLE ? currentTable(name) : currentView(name);
       }
 
       @Override
@@ -66,36 +64,19 @@ public final class FreshnessCheck {
     return TableIdentifier.of(Namespace.of(state.namespace().toArray(new String[0])), state.name());
   }
 
-  /**
-   * The table's state now. When only compactions (Iceberg {@code replace} snapshots, which rewrite
-   * files without changing rows) were committed since the {@code recorded} snapshot, its rows are
-   * those of the recorded snapshot, and that is the snapshot reported.
-   */
-  private static Optional<SourceState> currentTable(ResolvedName name, SourceState recorded) {
+  private static Optional<SourceState> currentTable(ResolvedName name) {
     try {
       Table table = name.catalog().loadTable(name.identifier());
-      Snapshot current = table.currentSnapshot();
-      Long snapshotId = current == null ? null : current.snapshotId();
-      if (recorded.snapshotId().isPresent() && onlyCompactedSince(table, current, recorded.snapshotId().get())) {
-        snapshotId = recorded.snapshotId().get();
-      }
       return Optional.of(
-          SourceState.table(name.namespace(), name.name(), table.uuid().toString(), snapshotId, table.schema().schemaId()));
+          SourceState.table(
+              name.namespace(),
+              name.name(),
+              table.uuid().toString(),
+              table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId(),
+              table.schema().schemaId()));
     } catch (NoSuchTableException e) {
       return Optional.empty();
     }
-  }
-
-  /** Whether {@code snapshot} descends from {@code ancestorId} through {@code replace} snapshots only. */
-  private static boolean onlyCompactedSince(Table table, Snapshot snapshot, long ancestorId) {
-    Snapshot s = snapshot;
-    while (s != null && s.snapshotId() != ancestorId) {
-      if (!DataOperations.REPLACE.equals(s.operation()) || s.parentId() == null) {
-        return false;
-      }
-      s = table.snapshot(s.parentId());
-    }
-    return s != null;
   }
 
   private static Optional<SourceState> currentView(ResolvedName name) {

@@ -172,31 +172,4 @@ class StorageRetentionTest extends MvTestSupport {
     assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.FULL);
     assertSameRows("SELECT * FROM a", "SELECT * FROM src", 3);
   }
-
-  @Test
-  void compactedSourcesLeaveTheirReadersFresh() {
-    sourceAndView(3, TableProperties.MIN_SNAPSHOTS_TO_KEEP, "1", "SELECT id, v FROM src");
-    sql("INSERT INTO src VALUES (4, 40)");
-    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
-    sql("CREATE MATERIALIZED VIEW b AS SELECT id, v + 1 AS w FROM a");
-    assertThat(freshness("a")).isEqualTo("FRESH");
-
-    sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".src', options => map('rewrite-all', 'true'))");
-    assertThat(table("src").currentSnapshot().operation()).isEqualTo(DataOperations.REPLACE);
-    assertThat(freshness("a")).isEqualTo("FRESH");
-    sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".a__storage', options => map('rewrite-all', 'true'))");
-    assertThat(freshness("a")).isEqualTo("FRESH");
-    assertThat(freshness("b")).isEqualTo("FRESH");
-
-    // A write after the compaction is a change again, for a and, through it, for b.
-    sql("INSERT INTO src VALUES (5, 50)");
-    assertThat(freshness("a")).startsWith("STALE");
-    assertThat(freshness("b")).startsWith("STALE");
-    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.INCREMENTAL);
-    assertThat(freshness("a")).isEqualTo("FRESH");
-    assertThat(freshness("b")).startsWith("STALE");
-    assertThat(refreshAlone("b", false).type()).isEqualTo(RefreshType.INCREMENTAL);
-    assertThat(freshness("b")).isEqualTo("FRESH");
-    assertSameRows("SELECT * FROM b", "SELECT id, v + 1 FROM src", 5);
-  }
 }
