@@ -194,10 +194,9 @@ public final class IncrementalRefresh {
           if (!check.isEmpty()) {
             // Constraints are judged on the rows the change brings in; DROP ROW filters both sides
             // alike, so a dropped row's later deletion cancels nothing that was stored.
-            inserted = inserted.localCheckpoint(true);
-            expectations = check.evaluate(inserted);
-            check.quarantine(inserted, System.currentTimeMillis(), false);
-            inserted = check.keepPassing(inserted);
+            ExpectationCheck.Judged judged = check.judgeIncoming(inserted);
+            expectations = judged.results();
+            inserted = judged.passing();
             deleted = check.keepPassing(deleted);
           }
           rows = linearChange(mv, inserted, deleted);

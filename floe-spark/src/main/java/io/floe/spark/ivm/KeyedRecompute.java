@@ -105,10 +105,9 @@ final class KeyedRecompute {
     if (!check.isEmpty()) {
       // The recomputed rows of the touched keys are the change the expectations judge; the stored
       // rows they replace passed when they were stored, so dropping here keeps the view consistent.
-      recomputed = recomputed.localCheckpoint(true);
-      expectations = check.evaluate(recomputed);
-      check.quarantine(recomputed, System.currentTimeMillis(), false);
-      recomputed = check.keepPassing(recomputed);
+      ExpectationCheck.Judged judged = check.judgeIncoming(recomputed);
+      expectations = judged.results();
+      recomputed = judged.passing();
     }
     Dataset<Row> added = recomputed.groupBy(columns(view)).agg(count(lit(1)).as(WEIGHT));
     Dataset<Row> change =

@@ -108,6 +108,22 @@ public final class ExpectationCheck {
     return results;
   }
 
+  /** The rows of a change that constraints let in, and the counts of each constraint over it. */
+  public record Judged(Dataset<Row> passing, List<ExpectationResult> results) {}
+
+  /**
+   * Judges the rows an incremental refresh brings in: evaluates every constraint once over them
+   * (materialized first, so that the evaluation, the quarantine and the refresh read the same
+   * rows), appends the rows {@code DROP ROW} constraints reject to the quarantine table, and
+   * returns the rows that pass.
+   */
+  public Judged judgeIncoming(Dataset<Row> incoming) {
+    Dataset<Row> rows = incoming.localCheckpoint(true);
+    List<ExpectationResult> results = evaluate(rows);
+    quarantine(rows, System.currentTimeMillis(), false);
+    return new Judged(keepPassing(rows), results);
+  }
+
   /** {@code rows} without those a {@code DROP ROW} constraint rejects. */
   public Dataset<Row> keepPassing(Dataset<Row> rows) {
     Column keep = lit(true);
