@@ -4,10 +4,12 @@ import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -103,7 +105,7 @@ public final class StorageRetention {
 
   /** Snapshots older than {@code cutoff} that are neither among main's last {@code keep} nor a branch head. */
   private static int expirable(Table storage, long cutoff, int keep) {
-    java.util.Set<Long> kept = new java.util.HashSet<>();
+    Set<Long> kept = new HashSet<>();
     storage.refs().values().forEach(ref -> kept.add(ref.snapshotId()));
     if (storage.currentSnapshot() != null) {
       int n = 0;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.floe.mv.SourceState;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.MvTestSupport;
 import java.net.URI;
@@ -29,11 +30,21 @@ class StorageRetentionTest extends MvTestSupport {
     return "retention";
   }
 
+  /** The materialized view {@code name} of this test's namespace. */
+  private MaterializedView view(MaterializedViewCatalog catalog, String name) {
+    return catalog.loadExisting(catalog.resolve(List.of("lake", ns, name), "lake", List.of(ns)), "load");
+  }
+
   /** Refreshes {@code mv} alone, without the views reading it. */
   private RefreshResult refreshAlone(String mv, boolean full) {
-    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
     return new RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark)
-        .refresh(catalog.loadExisting(catalog.resolve(List.of("lake", ns, mv), "lake", List.of(ns)), "refresh"), full);
+        .refresh(view(new MaterializedViewCatalog(spark), mv), full);
+  }
+
+  /** Applies retention to {@code a}'s storage now, expiring as soon as one snapshot can go. */
+  private int expireNow() {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    return new StorageRetention(catalog, 1).apply(view(catalog, "a"), table("a__storage"), System.currentTimeMillis());
   }
 
   private static List<String> liveDataFiles(Table table) throws Exception {
@@ -90,11 +101,7 @@ class StorageRetentionTest extends MvTestSupport {
     for (Snapshot ignored : table("a__storage").snapshots()) {
       before++;
     }
-    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    int expired =
-        new StorageRetention(catalog, 1)
-            .apply(catalog.loadExisting(catalog.resolve(List.of("lake", ns, "a"), "lake", List.of(ns)), "test"),
-                table("a__storage"), System.currentTimeMillis());
+    int expired = expireNow();
     assertThat(expired).isPositive();
 
     storage = table("a__storage");
@@ -153,10 +160,7 @@ class StorageRetentionTest extends MvTestSupport {
     assertThat(describe("a").get("Storage Snapshot")).isEqualTo(Long.toString(refreshed));
 
     // Expiry keeps the last refresh's snapshot under the compaction, however old.
-    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    new StorageRetention(catalog, 1)
-        .apply(catalog.loadExisting(catalog.resolve(List.of("lake", ns, "a"), "lake", List.of(ns)), "test"),
-            table("a__storage"), System.currentTimeMillis());
+    expireNow();
     assertThat(table("a__storage").snapshot(refreshed)).isNotNull();
     assertThat(freshness("a")).isEqualTo("FRESH");
 
