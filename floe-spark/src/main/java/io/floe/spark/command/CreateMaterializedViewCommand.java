@@ -338,8 +338,11 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       }
     }
     StructType storage = viewSchema;
-    for (String hidden : layout.hiddenColumns(shape.sumPositions())) {
-      storage = storage.add(hidden, org.apache.spark.sql.types.DataTypes.LongType);
+    if (layout != shape.layout()) {
+      return storage;
+    }
+    for (StructField hidden : shape.hiddenFields()) {
+      storage = storage.add(hidden);
     }
     return storage;
   }

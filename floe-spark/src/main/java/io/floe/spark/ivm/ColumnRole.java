@@ -17,6 +17,11 @@ public enum ColumnRole {
   MIN,
   /** MAX(expr): as {@link #MIN}, the other way round. */
   MAX,
-  /** Anything else (AVG, COUNT(DISTINCT), expressions): the affected groups are recomputed. */
+  /**
+   * COUNT(DISTINCT expr): the size of a hidden map from each value in the group to its number of
+   * source rows, maintained by adding and subtracting those counts ({@link DistinctState}).
+   */
+  COUNT_DISTINCT,
+  /** Anything else (AVG, other DISTINCT aggregates, expressions): the affected groups are recomputed. */
   RECOMPUTE
 }

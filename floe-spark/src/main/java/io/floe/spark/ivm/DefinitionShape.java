@@ -2,8 +2,10 @@ package io.floe.spark.ivm;
 
 import io.floe.spark.Scala;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAlias;
@@ -11,6 +13,7 @@ import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
@@ -29,6 +32,11 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
 import org.apache.spark.sql.catalyst.optimizer.InlineCTE;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 
 /**
  * The incremental shape of a definition: which delta rule maintains it, or why none does.
@@ -40,8 +48,9 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
  *       with its deleted rows, the sources before it read at their new snapshot and those after it
  *       at their old one.
  *   <li>AGGREGATE: a GROUP BY over a linear part, every grouping expression selected. COUNT and
- *       SUM columns are maintained from per-group partial aggregates of the change; other
- *       aggregates are recomputed for the affected groups only. SELECT DISTINCT is the aggregate
+ *       SUM columns are maintained from per-group partial aggregates of the change, COUNT(DISTINCT)
+ *       columns from a hidden count per group and value ({@link DistinctState}); other aggregates
+ *       are recomputed for the affected groups only. SELECT DISTINCT is the aggregate
  *       grouping by every column.
  *   <li>KEYED: HAVING, window functions with PARTITION BY and outer joins on an equi-join key; the
  *       view rows of the keys a change touches are recomputed, see {@link KeyedShape}.
@@ -64,18 +73,47 @@ public final class DefinitionShape {
   private final List<ColumnRole> roles;
   private final LogicalPlan augmentedParsed;
   private final KeyedShape keyed;
+  private final List<DistinctColumn> distinctColumns;
 
   private DefinitionShape(Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed) {
-    this(kind, reason, roles, augmentedParsed, null);
+    this(kind, reason, roles, augmentedParsed, null, List.of());
   }
 
   private DefinitionShape(
-      Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed, KeyedShape keyed) {
+      Kind kind,
+      String reason,
+      List<ColumnRole> roles,
+      LogicalPlan augmentedParsed,
+      KeyedShape keyed,
+      List<DistinctColumn> distinctColumns) {
     this.kind = kind;
     this.reason = reason;
     this.roles = List.copyOf(roles);
     this.augmentedParsed = augmentedParsed;
     this.keyed = keyed;
+    this.distinctColumns = List.copyOf(distinctColumns);
+  }
+
+  /**
+   * A COUNT(DISTINCT x) column of an AGGREGATE definition, kept with a hidden map from each value
+   * of x in a group to its number of source rows ({@link DistinctState}).
+   *
+   * @param position the column's position in the view
+   * @param valueType the type of x, the map's key type
+   * @param valueCounts the parsed definition's groups refined by x: the grouping columns, x as
+   *     {@value DistinctState#VALUE} and the row count as {@value DistinctState#ROWS}, for the rows
+   *     where x is not NULL
+   */
+  public record DistinctColumn(int position, DataType valueType, LogicalPlan valueCounts) {
+    /** The hidden storage column holding the maps. */
+    public String stateColumn() {
+      return StorageLayout.distinctState(position);
+    }
+
+    public StructField stateField() {
+      return new StructField(
+          stateColumn(), new MapType(valueType, DataTypes.LongType, true), true, Metadata.empty());
+    }
   }
 
   private static DefinitionShape notIncremental(String reason) {
@@ -125,6 +163,23 @@ public final class DefinitionShape {
     return positions;
   }
 
+  /** The COUNT(DISTINCT x) columns of an AGGREGATE definition kept with a hidden state. */
+  public List<DistinctColumn> distinctColumns() {
+    return distinctColumns;
+  }
+
+  /** The hidden columns the storage table of this shape's layout has, in order, with their types. */
+  public List<StructField> hiddenFields() {
+    List<StructField> fields = new ArrayList<>();
+    for (String column : layout().hiddenColumns(sumPositions())) {
+      fields.add(new StructField(column, DataTypes.LongType, true, Metadata.empty()));
+    }
+    if (layout() == StorageLayout.GROUPS) {
+      distinctColumns.forEach(d -> fields.add(d.stateField()));
+    }
+    return fields;
+  }
+
   /** True when some column cannot be maintained from counters, so affected groups are recomputed. */
   public boolean recomputesGroups() {
     return roles.contains(ColumnRole.RECOMPUTE);
@@ -163,11 +218,21 @@ public final class DefinitionShape {
       if (inner.augmentedParsed == null) {
         return inner;
       }
+      List<DistinctColumn> distinct = new ArrayList<>();
+      for (DistinctColumn column : inner.distinctColumns) {
+        distinct.add(
+            new DistinctColumn(
+                column.position(),
+                column.valueType(),
+                new UnresolvedWith(column.valueCounts(), with.cteRelations(), with.allowRecursion())));
+      }
       return new DefinitionShape(
           inner.kind,
           inner.reason,
           inner.roles,
-          new UnresolvedWith(inner.augmentedParsed, with.cteRelations(), with.allowRecursion()));
+          new UnresolvedWith(inner.augmentedParsed, with.cteRelations(), with.allowRecursion()),
+          inner.keyed,
+          distinct);
     }
     if (analyzed instanceof Distinct) {
       return ofDistinct(parsed, (Distinct) analyzed, references);
@@ -175,7 +240,7 @@ public final class DefinitionShape {
     Optional<KeyedShape.Verdict> verdict = KeyedShape.classify(analyzed);
     if (verdict.isPresent()) {
       return verdict.get().shape()
-          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k))
+          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k, List.of()))
           .orElseGet(() -> notIncremental(verdict.get().reason()));
     }
     if (analyzed instanceof Aggregate) {
@@ -312,12 +377,18 @@ public final class DefinitionShape {
       inners.add(output instanceof Alias ? ((Alias) output).child() : (Expression) (Object) output);
     }
     List<ColumnRole> roles = new ArrayList<>();
+    Map<Integer, DataType> distinctTypes = new LinkedHashMap<>();
     for (Expression inner : inners) {
       if (inner instanceof AggregateExpression) {
         AggregateExpression call = (AggregateExpression) inner;
         boolean whole = call.mode() == Complete$.MODULE$ && call.filter().isEmpty();
         boolean plain = whole && !call.isDistinct();
-        if (plain && call.aggregateFunction() instanceof Count) {
+        List<Expression> arguments = Scala.list(call.aggregateFunction().children());
+        if (whole && call.isDistinct() && call.aggregateFunction() instanceof Count
+            && arguments.size() == 1 && DistinctState.keeps(arguments.get(0).dataType())) {
+          distinctTypes.put(roles.size(), arguments.get(0).dataType());
+          roles.add(ColumnRole.COUNT_DISTINCT);
+        } else if (plain && call.aggregateFunction() instanceof Count) {
           boolean constant =
               Scala.list(call.aggregateFunction().children()).stream()
                   .allMatch(c -> c.foldable() && c instanceof Literal && ((Literal) c).value() != null);
@@ -360,10 +431,62 @@ public final class DefinitionShape {
       }
     }
     Optional<LogicalPlan> augmented = augment(parsed, roles);
-    if (augmented.isEmpty()) {
+    Optional<List<DistinctColumn>> distinct = augmented.flatMap(a -> distinctColumns((Aggregate) a, roles, distinctTypes));
+    if (augmented.isEmpty() || distinct.isEmpty()) {
       return notIncremental("the select list of the aggregate could not be matched to its parsed form");
     }
-    return new DefinitionShape(Kind.AGGREGATE, "", roles, augmented.get());
+    return new DefinitionShape(Kind.AGGREGATE, "", roles, augmented.get(), null, distinct.get());
+  }
+
+  /**
+   * For every COUNT(DISTINCT x) column, the parsed aggregate's groups refined by x: grouped by the
+   * selected grouping columns and x, over the rows where x is not NULL (COUNT(DISTINCT) skips
+   * them). Grouping by the selected key expressions rather than the GROUP BY clause keeps ordinals,
+   * aliases and GROUP BY ALL meaning what they did: every grouping expression is selected.
+   */
+  private static Optional<List<DistinctColumn>> distinctColumns(
+      Aggregate augmented, List<ColumnRole> roles, Map<Integer, DataType> types) {
+    List<NamedExpression> select = Scala.list(augmented.aggregateExpressions());
+    List<NamedExpression> keys = new ArrayList<>();
+    List<Expression> grouping = new ArrayList<>();
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) == ColumnRole.KEY) {
+        keys.add(select.get(i));
+        grouping.add(unaliased(select.get(i)));
+      }
+    }
+    List<DistinctColumn> columns = new ArrayList<>();
+    for (Map.Entry<Integer, DataType> entry : types.entrySet()) {
+      Expression call = unaliased(select.get(entry.getKey()));
+      if (!(call instanceof UnresolvedFunction function)
+          || !function.isDistinct()
+          || !function.nameParts().last().toLowerCase(Locale.ROOT).equals("count")
+          || function.arguments().size() != 1) {
+        return Optional.empty();
+      }
+      Expression value = function.arguments().head();
+      List<Expression> refined = new ArrayList<>(grouping);
+      refined.add(value);
+      List<NamedExpression> output = new ArrayList<>(keys);
+      output.add(alias(value, DistinctState.VALUE));
+      output.add(alias(count(List.of(org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(1))), DistinctState.ROWS));
+      LogicalPlan rows = new org.apache.spark.sql.catalyst.plans.logical.Filter(new IsNotNull(value), augmented.child());
+      columns.add(
+          new DistinctColumn(
+              entry.getKey(), entry.getValue(), new Aggregate(Scala.seq(refined), Scala.seq(output), rows, Scala.none())));
+    }
+    return Optional.of(columns);
+  }
+
+  private static Expression unaliased(NamedExpression expression) {
+    Expression plain = (Expression) (Object) expression;
+    if (plain instanceof Alias) {
+      return ((Alias) plain).child();
+    }
+    if (plain instanceof UnresolvedAlias) {
+      return ((UnresolvedAlias) plain).child();
+    }
+    return plain;
   }
 
   /** Appends the hidden counts to the parsed aggregate's select list. */

@@ -8,6 +8,7 @@ import static org.apache.spark.sql.functions.greatest;
 import static org.apache.spark.sql.functions.least;
 import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.min;
+import static org.apache.spark.sql.functions.size;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
@@ -163,8 +164,17 @@ public final class IncrementalRefresh {
       String merge;
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
-        Terms terms = terms(mv, shape, sources, oldSources, moved, zsets, suffix, views);
+        ChangeViews changed = ChangeViews.of(zsets, suffix, views);
+        Terms terms =
+            terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
+        List<String> valueCounts = new ArrayList<>(keys);
+        valueCounts.add(DistinctState.VALUE);
+        valueCounts.add(DistinctState.ROWS);
+        Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
+        for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
+          distinct.put(column, terms(mv, column.valueCounts(), valueCounts, sources, oldSources, moved, changed));
+        }
         Dataset<Row> affected =
             terms.inserted().select(columns(keys)).union(terms.deleted().select(columns(keys))).distinct().localCheckpoint(true);
         Optional<String> recomputesAll = recomputesMostGroups(shape, readSnapshot, pinned, affected);
@@ -172,7 +182,7 @@ public final class IncrementalRefresh {
           return new Fallback(recomputesAll.get());
         }
         Dataset<Row> rows =
-            groupChange(mv, shape, readSnapshot, pinned, terms.inserted(), terms.deleted(), keys, affected, rowsRead);
+            groupChange(mv, shape, readSnapshot, pinned, terms, distinct, keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
         summary = groupSummary(rows, keys);
         merge = groupMerge(mv, shape, changes, summary.bounds());
@@ -188,7 +198,9 @@ public final class IncrementalRefresh {
           expectations = change.expectations();
           rows = change.rows().get();
         } else {
-          Terms terms = terms(mv, shape, sources, oldSources, moved, zsets, suffix, views);
+          Terms terms =
+              terms(mv, shape.augmentedParsed().orElseThrow(), mv.viewColumns(), sources, oldSources, moved,
+                  ChangeViews.of(zsets, suffix, views));
           Dataset<Row> inserted = terms.inserted();
           Dataset<Row> deleted = terms.deleted();
           if (!check.isEmpty()) {
@@ -217,36 +229,47 @@ public final class IncrementalRefresh {
   private record Terms(Dataset<Row> inserted, Dataset<Row> deleted) {}
 
   /**
-   * The definition's change from the changes ({@code zsets}) of the {@code moved} sources: one
-   * {@link #term} per read of a changed source, for its inserted and for its deleted rows, each
-   * read from a temporary view whose name is added to {@code views}.
+   * The temporary views of the changes of the moved sources, by their position in {@code moved}:
+   * each change's inserted rows and its deleted rows, each repeated as often as its weight says.
+   */
+  private record ChangeViews(List<String> inserted, List<String> deleted) {
+    static ChangeViews of(List<Dataset<Row>> zsets, String suffix, List<String> views) {
+      List<String> inserted = new ArrayList<>();
+      List<String> deleted = new ArrayList<>();
+      for (int m = 0; m < zsets.size(); m++) {
+        inserted.add("__floe_ins_" + m + "_" + suffix);
+        deleted.add("__floe_del_" + m + "_" + suffix);
+        expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted.get(m));
+        expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted.get(m));
+      }
+      views.addAll(inserted);
+      views.addAll(deleted);
+      return new ChangeViews(inserted, deleted);
+    }
+  }
+
+  /**
+   * The change of {@code definition} (the MV's definition, or one derived from it), its columns
+   * named {@code names}, from the changes of the {@code moved} sources: one {@link #term} per read
+   * of a changed source, for its inserted and for its deleted rows.
    */
   private Terms terms(
       MaterializedView mv,
-      DefinitionShape shape,
+      LogicalPlan definition,
+      List<String> names,
       List<Source> sources,
       List<Source> oldSources,
       List<Integer> moved,
-      List<Dataset<Row>> zsets,
-      String suffix,
-      List<String> views) {
-    LogicalPlan definition = shape.augmentedParsed().orElseThrow();
+      ChangeViews changes) {
     List<Integer> reads = reads(mv, definition, sources);
     List<Dataset<Row>> fromInserted = new ArrayList<>();
     List<Dataset<Row>> fromDeleted = new ArrayList<>();
     for (int m = 0; m < moved.size(); m++) {
-      int changed = moved.get(m);
-      String inserted = "__floe_ins_" + m + "_" + suffix;
-      String deleted = "__floe_del_" + m + "_" + suffix;
-      views.add(inserted);
-      views.add(deleted);
-      expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted);
-      expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted);
       // A source read more than once (a self-join) gives one term per read.
       for (int read = 0; read < reads.size(); read++) {
-        if (reads.get(read) == changed) {
-          fromInserted.add(term(mv, definition, sources, oldSources, read, inserted));
-          fromDeleted.add(term(mv, definition, sources, oldSources, read, deleted));
+        if (reads.get(read) == moved.get(m)) {
+          fromInserted.add(term(mv, definition, names, sources, oldSources, read, changes.inserted().get(m)));
+          fromDeleted.add(term(mv, definition, names, sources, oldSources, read, changes.deleted().get(m)));
         }
       }
     }
@@ -289,7 +312,13 @@ public final class IncrementalRefresh {
    * to the definition's change (new ⋈ new − old ⋈ old telescopes), self-joins included.
    */
   private Dataset<Row> term(
-      MaterializedView mv, LogicalPlan definition, List<Source> sources, List<Source> oldSources, int changed, String view) {
+      MaterializedView mv,
+      LogicalPlan definition,
+      List<String> names,
+      List<Source> sources,
+      List<Source> oldSources,
+      int changed,
+      String view) {
     int[] visited = {0};
     LogicalPlan plan =
         pinning.substitute(
@@ -312,10 +341,7 @@ public final class IncrementalRefresh {
                       org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(false), read)
                   : read;
             });
-    Dataset<Row> rows = org.apache.spark.sql.classic.Dataset.ofRows(spark, plan);
-    List<String> names =
-        mv.layout() == StorageLayout.ROWS ? mv.viewColumns() : storageColumnsWithout(mv, StorageLayout.KEY);
-    return rows.toDF(names.toArray(new String[0]));
+    return org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).toDF(names.toArray(new String[0]));
   }
 
   /**
@@ -419,6 +445,14 @@ public final class IncrementalRefresh {
       }
     }
     return columns;
+  }
+
+  /**
+   * The storage columns an aggregate definition's augmented select list gives: all but the row
+   * hash and the distinct-value maps.
+   */
+  private static List<String> groupColumns(MaterializedView mv) {
+    return storageColumnsWithout(mv, StorageLayout.KEY).stream().filter(c -> !StorageLayout.isDistinctState(c)).toList();
   }
 
   private static Column[] columns(List<String> names) {
@@ -531,8 +565,8 @@ public final class IncrementalRefresh {
       DefinitionShape shape,
       Snapshot readSnapshot,
       PinnedDefinition pinned,
-      Dataset<Row> inserted,
-      Dataset<Row> deleted,
+      Terms terms,
+      Map<DefinitionShape.DistinctColumn, Terms> distinct,
       List<String> keys,
       Dataset<Row> affected,
       Map<String, Long> rowsRead) {
@@ -545,17 +579,28 @@ public final class IncrementalRefresh {
 
     Dataset<Row> old =
         spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
-    Dataset<Row> k = prefixed(affected, "k_");
-    Dataset<Row> o = prefixed(old.join(affected, joinCondition(old, affected, keys), "left_semi"), "o_");
+    Dataset<Row> stored = old.join(affected, joinCondition(old, affected, keys), "left_semi");
+    if (!distinct.isEmpty()) {
+      stored = stored.localCheckpoint(true);
+    }
+    Dataset<Row> k = affected;
+    for (Map.Entry<DefinitionShape.DistinctColumn, Terms> entry : distinct.entrySet()) {
+      String state = entry.getKey().stateColumn();
+      Dataset<Row> counts =
+          DistinctState.maintained(stored, entry.getValue().inserted(), entry.getValue().deleted(), keys, state);
+      k = DistinctState.attach(k, DistinctState.maps(counts, keys, state), keys, entry.getKey());
+    }
+    k = prefixed(k, "k_");
+    Dataset<Row> o = prefixed(stored, "o_");
     // Several changed sources give several partial rows per group: add them up first.
-    Dataset<Row> in = prefixed(collapse(inserted, keys, mv, shape), "i_");
-    Dataset<Row> out = prefixed(collapse(deleted, keys, mv, shape), "d_");
+    Dataset<Row> in = prefixed(collapse(terms.inserted(), keys, mv, shape), "i_");
+    Dataset<Row> out = prefixed(collapse(terms.deleted(), keys, mv, shape), "d_");
     Dataset<Row> joined =
         k.join(o, prefixedCondition(keys, "k_", "o_"), "left")
             .join(in, prefixedCondition(keys, "k_", "i_"), "left")
             .join(out, prefixedCondition(keys, "k_", "d_"), "left");
     Map<String, DataType> types = new LinkedHashMap<>();
-    for (StructField field : inserted.schema().fields()) {
+    for (StructField field : old.schema().fields()) {
       types.put(field.name(), field.dataType());
     }
     List<Column> result = new ArrayList<>();
@@ -564,21 +609,23 @@ public final class IncrementalRefresh {
       int position = view.indexOf(column);
       ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
       Column value;
-      if (role == ColumnRole.KEY) {
+      if (role == ColumnRole.KEY || StorageLayout.isDistinctState(column)) {
         value = col("k_" + column);
+      } else if (role == ColumnRole.COUNT_DISTINCT) {
+        value = size(col("k_" + StorageLayout.distinctState(position)));
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
-        Column stored = col("o_" + column);
+        Column storedValue = col("o_" + column);
         Column added = col("i_" + column);
         Column removed = col("d_" + column);
         // least/greatest skip NULLs: a group without values keeps NULL.
-        value = role == ColumnRole.MIN ? least(stored, added) : greatest(stored, added);
+        value = role == ColumnRole.MIN ? least(storedValue, added) : greatest(storedValue, added);
         // A removed value that could have been the extreme (ties included) leaves the new extreme
         // unknown from the stored row alone.
-        Column couldBeExtreme = role == ColumnRole.MIN ? removed.leq(stored) : removed.geq(stored);
-        recheck = recheck.or(removed.isNotNull().and(stored.isNull().or(couldBeExtreme)));
+        Column couldBeExtreme = role == ColumnRole.MIN ? removed.leq(storedValue) : removed.geq(storedValue);
+        recheck = recheck.or(removed.isNotNull().and(storedValue.isNull().or(couldBeExtreme)));
       } else {
         value = combined(column);
       }
@@ -601,7 +648,7 @@ public final class IncrementalRefresh {
         .localCheckpoint(true);
   }
 
-  private static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
+  static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
     List<String> view = mv.viewColumns();
     List<String> keys = new ArrayList<>();
     for (int i = 0; i < view.size(); i++) {
@@ -650,12 +697,11 @@ public final class IncrementalRefresh {
       List<String> keys,
       Map<String, Long> rowsRead) {
     List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
-    LogicalPlan recompute =
-        pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
-    Dataset<Row> fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, recompute).toDF(storageColumns.toArray(new String[0]));
+    Dataset<Row> fresh =
+        aggregatedRows(spark, pinning, mv, shape, pinned, rows -> rows.join(groups, joinCondition(rows, groups, keys), "left_semi"));
     // Aggregated once: Spark pushes the semi join on grouping columns below the aggregate, and a
     // group missing from the recomputed ones is one the new snapshot no longer has.
-    Dataset<Row> recomputed = fresh.join(groups, joinCondition(fresh, groups, keys), "left_semi").localCheckpoint(true);
+    Dataset<Row> recomputed = fresh.localCheckpoint(true);
     Dataset<Row> gone = groups.join(recomputed, joinCondition(groups, recomputed, keys), "left_anti");
     List<Column> goneColumns = new ArrayList<>();
     for (String column : storageColumns) {
@@ -667,6 +713,37 @@ public final class IncrementalRefresh {
         recomputed.withColumn(DELETE, lit(false))
             .unionByName(alignTypes(goneRows, recomputed).withColumn(DELETE, lit(true)));
     return result.localCheckpoint(true);
+  }
+
+  /**
+   * The storage rows of an aggregate definition computed from its pinned sources: the augmented
+   * definition's groups with each distinct-value map attached. {@code restrict} limits the groups
+   * (and the value counts) before they are joined.
+   */
+  public static Dataset<Row> aggregatedRows(
+      SparkSession spark,
+      SourcePinning pinning,
+      MaterializedView mv,
+      DefinitionShape shape,
+      PinnedDefinition pinned,
+      java.util.function.UnaryOperator<Dataset<Row>> restrict) {
+    List<String> keys = groupKeys(mv, shape);
+    Dataset<Row> rows =
+        restrict.apply(read(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv)));
+    List<String> valueCounts = new ArrayList<>(keys);
+    valueCounts.add(DistinctState.VALUE);
+    valueCounts.add(DistinctState.ROWS);
+    for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
+      Dataset<Row> counts = restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), valueCounts));
+      rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
+    }
+    return rows;
+  }
+
+  private static Dataset<Row> read(
+      SparkSession spark, SourcePinning pinning, MaterializedView mv, PinnedDefinition pinned, LogicalPlan plan, List<String> names) {
+    LogicalPlan read = pinning.readPinned(plan, mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
+    return org.apache.spark.sql.classic.Dataset.ofRows(spark, read).toDF(names.toArray(new String[0]));
   }
 
   /** One row per group: its counter columns summed, its MIN and MAX columns reduced alike. */

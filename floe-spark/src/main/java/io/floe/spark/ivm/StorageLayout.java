@@ -17,7 +17,8 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@link #ROWS}: one storage row per distinct MV row, with its multiplicity ({@value
  *       #COUNT}) and a hash of its values ({@value #KEY}) to find it again.
  *   <li>{@link #GROUPS}: one storage row per group of an aggregate MV, with the group's source row
- *       count ({@value #COUNT}) and, for every SUM column, the count of its non-null inputs.
+ *       count ({@value #COUNT}), for every SUM column the count of its non-null inputs and, for
+ *       every COUNT(DISTINCT x) column, a map from each value of x to its row count.
  * </ul>
  */
 public enum StorageLayout {
@@ -37,6 +38,18 @@ public enum StorageLayout {
     return HIDDEN_PREFIX + "nn_" + position;
   }
 
+  /**
+   * The hidden map of the COUNT(DISTINCT x) in output column {@code position}: each value of x in
+   * the group to its number of source rows.
+   */
+  public static String distinctState(int position) {
+    return HIDDEN_PREFIX + "dv_" + position;
+  }
+
+  public static boolean isDistinctState(String column) {
+    return column.startsWith(HIDDEN_PREFIX + "dv_");
+  }
+
   public static boolean isHidden(String column) {
     return column.startsWith(HIDDEN_PREFIX);
   }
@@ -51,7 +64,10 @@ public enum StorageLayout {
     return "SELECT " + columns + " FROM " + tableReference;
   }
 
-  /** Hidden columns of this layout for an MV with the given SUM column positions. */
+  /**
+   * Hidden counter columns (BIGINT) of this layout for an MV with the given SUM column positions;
+   * {@link DefinitionShape#hiddenFields()} adds the distinct-value maps.
+   */
   public List<String> hiddenColumns(List<Integer> sumPositions) {
     List<String> hidden = new ArrayList<>();
     if (this == ROWS) {

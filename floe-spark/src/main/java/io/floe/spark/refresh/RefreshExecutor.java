@@ -29,6 +29,8 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -378,12 +380,19 @@ public final class RefreshExecutor {
           : shape.recomputesGroups()
               ? "recompute the groups the change touches, merge by group"
               : shape.roles().contains(io.floe.spark.ivm.ColumnRole.MIN) || shape.roles().contains(io.floe.spark.ivm.ColumnRole.MAX)
-              ? "add per-group partial counts and sums of the change, take MIN and MAX from the stored and inserted"
-                  + " values, recompute a group whose MIN or MAX may have been deleted, merge by group"
-              : "add per-group partial counts and sums of the change, merge by group");
+              ? "add per-group partial counts and sums of the change" + distinctCounts(shape)
+                  + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
+                  + " been deleted, merge by group"
+              : "add per-group partial counts and sums of the change" + distinctCounts(shape) + ", merge by group");
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;
+  }
+
+  private static String distinctCounts(DefinitionShape shape) {
+    return shape.distinctColumns().isEmpty()
+        ? ""
+        : ", add the change's row counts per group and value to the stored ones for COUNT(DISTINCT)";
   }
 
   private static String describeShape(MaterializedView mv, DefinitionShape shape) {
@@ -421,7 +430,36 @@ public final class RefreshExecutor {
     if (mv.layout() != shape.layout()) {
       return Optional.of("the storage table was created for full refreshes (" + mv.layout() + " layout)");
     }
+    List<String> missing = missingHiddenColumns(mv, shape).stream().map(StructField::name).toList();
+    if (!missing.isEmpty()) {
+      return Optional.of(
+          "the storage table lacks the bookkeeping column(s) " + String.join(", ", missing)
+              + " (it was created by an earlier Floe); a full refresh adds them");
+    }
     return Optional.empty();
+  }
+
+  private static List<StructField> missingHiddenColumns(MaterializedView mv, DefinitionShape shape) {
+    org.apache.iceberg.Schema schema = mv.storageTable().schema();
+    return shape.hiddenFields().stream().filter(f -> schema.findField(f.name()) == null).toList();
+  }
+
+  /**
+   * Adds the hidden columns the shape keeps and the storage table lacks (a storage table created
+   * before Floe kept them): optional columns, so the table's rows and history are unchanged.
+   */
+  private void addMissingHiddenColumns(MaterializedView mv, DefinitionShape shape) {
+    List<StructField> missing = missingHiddenColumns(mv, shape);
+    if (missing.isEmpty()) {
+      return;
+    }
+    Table storage = mv.storageTable();
+    var update = storage.updateSchema();
+    org.apache.iceberg.Schema added =
+        org.apache.iceberg.spark.SparkSchemaUtil.convert(new StructType(missing.toArray(new StructField[0])));
+    added.columns().forEach(c -> update.addColumn(c.name(), c.type()));
+    update.commit();
+    catalog.invalidateSparkCache(mv.storageName());
   }
 
   /** The rows of the storage table for a full refresh, with the hidden columns its layout keeps. */
@@ -447,12 +485,9 @@ public final class RefreshExecutor {
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
         }
-        LogicalPlan augmented =
-            pinning.readPinned(shape.augmentedParsed().orElseThrow(), mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
-        List<String> storageColumns = new java.util.ArrayList<>(mv.viewColumns());
-        storageColumns.addAll(StorageLayout.GROUPS.hiddenColumns(shape.sumPositions()));
+        addMissingHiddenColumns(mv, shape);
         try {
-          return Dataset.ofRows(spark, augmented).toDF(storageColumns.toArray(new String[0]));
+          return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
         } catch (RuntimeException e) {
           throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
         }

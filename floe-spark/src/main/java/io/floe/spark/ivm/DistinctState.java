@@ -1,0 +1,118 @@
+package io.floe.spark.ivm;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.collect_list;
+import static org.apache.spark.sql.functions.explode;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.map_from_entries;
+import static org.apache.spark.sql.functions.struct;
+import static org.apache.spark.sql.functions.sum;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.CalendarIntervalType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.NullType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.VariantType;
+
+/**
+ * The hidden state that keeps COUNT(DISTINCT x) incremental under inserts, updates and deletes:
+ * for each group of the storage table, a map from every non-null value of x in the group to its
+ * number of source rows. A change adds the rows it inserts and subtracts those it deletes, value by
+ * value; a value whose count reaches zero leaves the map, and the distinct count is the map's size.
+ * A refresh reads and rewrites the maps of the groups a change touches only, never the sources.
+ *
+ * <p>The state holds one entry per distinct (group, value) pair, so it is as large as the view's
+ * distinct counts add up to.
+ */
+public final class DistinctState {
+  /** The column of a value of x in {@link DefinitionShape.DistinctColumn#valueCounts()}. */
+  public static final String VALUE = "__floe_value";
+  /** The column of the value's row count in {@link DefinitionShape.DistinctColumn#valueCounts()}. */
+  public static final String ROWS = "__floe_rows";
+
+  private DistinctState() {}
+
+  /**
+   * Whether a value of this type can key the map: atomic types, which Iceberg and Spark both accept
+   * as map keys and group by value.
+   */
+  static boolean keeps(DataType type) {
+    return !(type instanceof StructType
+        || type instanceof ArrayType
+        || type instanceof MapType
+        || type instanceof VariantType
+        || type instanceof NullType
+        || type instanceof CalendarIntervalType
+        || type instanceof BinaryType);
+  }
+
+  /**
+   * One map per group from row counts per group and value ({@code keys}, {@value #VALUE}, {@value
+   * #ROWS}), named {@code column}. Without keys, the one group of the whole input.
+   */
+  public static Dataset<Row> maps(Dataset<Row> counts, List<String> keys, String column) {
+    Column entries = map_from_entries(collect_list(struct(col(VALUE), col(ROWS)))).as(column);
+    return keys.isEmpty() ? counts.agg(entries) : counts.groupBy(columns(keys)).agg(entries);
+  }
+
+  /**
+   * {@code rows} with the maps of {@code column} attached by group (null-safe on the keys); a group
+   * without any non-null value gets an empty map.
+   */
+  public static Dataset<Row> attach(
+      Dataset<Row> rows, Dataset<Row> maps, List<String> keys, DefinitionShape.DistinctColumn column) {
+    String state = column.stateColumn();
+    List<String> renamed = new ArrayList<>();
+    for (String key : keys) {
+      renamed.add("__floe_m_" + key);
+    }
+    renamed.add(state);
+    Dataset<Row> right = maps.toDF(renamed.toArray(new String[0]));
+    Column condition = lit(true);
+    for (String key : keys) {
+      condition = condition.and(rows.col(StorageLayout.quote(key)).eqNullSafe(right.col(StorageLayout.quote("__floe_m_" + key))));
+    }
+    List<Column> output = new ArrayList<>();
+    for (String name : rows.columns()) {
+      output.add(rows.col(StorageLayout.quote(name)));
+    }
+    output.add(orEmpty(right.col(StorageLayout.quote(state)), column).as(state));
+    return rows.join(right, condition, "left").select(output.toArray(new Column[0]));
+  }
+
+  /**
+   * The new row counts per group and value of the groups a change touches: the stored maps of
+   * {@code stored} exploded, plus the counts of the rows the change inserts, minus those of the rows
+   * it deletes, without the values whose count is no longer positive.
+   */
+  static Dataset<Row> maintained(
+      Dataset<Row> stored, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, String state) {
+    List<Column> exploded = new ArrayList<>(List.of(columns(keys)));
+    exploded.add(explode(col(StorageLayout.quote(state))).as(new String[] {VALUE, ROWS}));
+    List<String> grouping = new ArrayList<>(keys);
+    grouping.add(VALUE);
+    return stored.select(exploded.toArray(new Column[0]))
+        .unionByName(inserted)
+        .unionByName(deleted.withColumn(ROWS, col(ROWS).multiply(-1)))
+        .groupBy(columns(grouping))
+        .agg(sum(col(ROWS)).as(ROWS))
+        .filter(col(ROWS).gt(0));
+  }
+
+  /** The map, or an empty map of its type where there is none. */
+  static Column orEmpty(Column map, DefinitionShape.DistinctColumn column) {
+    return org.apache.spark.sql.functions.coalesce(map, org.apache.spark.sql.functions.map().cast(column.stateField().dataType()));
+  }
+
+  private static Column[] columns(List<String> names) {
+    return names.stream().map(n -> col(StorageLayout.quote(n))).toArray(Column[]::new);
+  }
+}
