@@ -4,7 +4,12 @@ import io.floe.spark.Scala;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.sql.catalyst.expressions.ArrayDistinct;
 import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Flatten;
+import org.apache.spark.sql.catalyst.expressions.MapKeys;
+import org.apache.spark.sql.catalyst.expressions.Size;
+import org.apache.spark.sql.catalyst.expressions.aggregate.CollectList;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Divide;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
@@ -28,7 +33,8 @@ import org.apache.spark.sql.types.DecimalType;
  * query's: SUM as the sum of the groups' sums, COUNT as the sum of their counts (a view's COUNT
  * column or the GROUPS layout's hidden counters), MIN and MAX of the groups' MIN and MAX, AVG as
  * the rolled-up sum over the rolled-up count of non-null values, and duplicate-insensitive
- * aggregates (DISTINCT ones, MIN, MAX) of grouping columns directly. Anything else cannot be
+ * aggregates (DISTINCT ones, MIN, MAX) of grouping columns directly, and COUNT(DISTINCT x) from the
+ * view's COUNT(DISTINCT x) as the distinct values of its groups' hidden value maps. Anything else cannot be
  * rolled up and the view is rejected with the reason.
  */
 final class AggregateRollup {
@@ -54,7 +60,9 @@ final class AggregateRollup {
         return Rolled.to(over.toAggregateExpression(aggregate.isDistinct(), Scala.none()));
       }
       if (aggregate.isDistinct()) {
-        return Rolled.no(shown + " needs its argument to be a grouping column of the view");
+        return distinctValues(aggregate)
+            .map(Rolled::to)
+            .orElse(Rolled.no(shown + " needs its argument to be a grouping column of the view, or the view's own COUNT(DISTINCT) of it"));
       }
     }
     Optional<ViewColumns.Column> same = view.aggregateColumn(aggregate);
@@ -84,6 +92,22 @@ final class AggregateRollup {
     static Rolled no(String reason) {
       return new Rolled(Optional.empty(), reason);
     }
+  }
+
+  /**
+   * COUNT(DISTINCT x) over coarser groups from the view's COUNT(DISTINCT x) column: the number of
+   * distinct keys of the groups' hidden value maps, each holding every value of x in its group.
+   */
+  private Optional<Expression> distinctValues(AggregateExpression aggregate) {
+    if (!(aggregate.aggregateFunction() instanceof Count) || aggregate.aggregateFunction().children().size() != 1) {
+      return Optional.empty();
+    }
+    return view.aggregateColumn(aggregate)
+        .flatMap(view::distinctState)
+        .map(state -> {
+          Expression keys = new CollectList(new MapKeys(state), 0, 0).toAggregateExpression();
+          return cast(new Size(new ArrayDistinct(new Flatten(keys)), false), aggregate.dataType());
+        });
   }
 
   private Optional<Expression> countOf(AggregateExpression aggregate, Optional<ViewColumns.Column> same) {

@@ -90,6 +90,16 @@ final class ViewColumns {
     return layout == StorageLayout.GROUPS ? Optional.ofNullable(storage.get(StorageLayout.COUNT)) : Optional.empty();
   }
 
+  /**
+   * The GROUPS layout's hidden map of the COUNT(DISTINCT x) in {@code column}: each value of x in
+   * the group to its source rows.
+   */
+  Optional<Attribute> distinctState(Column column) {
+    return layout == StorageLayout.GROUPS
+        ? Optional.ofNullable(storage.get(StorageLayout.distinctState(column.position())))
+        : Optional.empty();
+  }
+
   /** The GROUPS layout's hidden non-null count of the SUM in {@code column}. */
   Optional<Attribute> nonNullCount(Column column) {
     return layout == StorageLayout.GROUPS

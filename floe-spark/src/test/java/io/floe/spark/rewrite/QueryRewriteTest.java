@@ -93,6 +93,22 @@ class QueryRewriteTest extends RewriteTestSupport {
   }
 
   @Test
+  void countDistinctRollsUpFromTheViewsOwnCountDistinct() {
+    sql("CREATE MATERIALIZED VIEW city_day_drivers AS SELECT city, day, count(DISTINCT driver) AS drivers, count(*) AS trips"
+        + " FROM trips GROUP BY city, day");
+    sql("INSERT INTO trips VALUES (9, 'tokyo', 3, 10, 4, NULL), (10, NULL, 1, 15, 6, NULL), (11, 'kobe', 1, NULL, 2, NULL)");
+    sql("REFRESH MATERIALIZED VIEW city_day_drivers");
+
+    // Driver 10 drives in tokyo on days 1, 2 and 3: counted once per city, however many days.
+    Answer answer =
+        assertAnsweredBy("SELECT city, count(DISTINCT driver) AS drivers, count(*) AS trips FROM trips GROUP BY city", "city_day_drivers");
+    assertThat(answer.report()).contains("rolled up from the view's groups");
+    assertAnsweredBy("SELECT count(DISTINCT driver) AS drivers FROM trips", "city_day_drivers");
+    assertAnsweredBy("SELECT day, count(DISTINCT driver) AS drivers FROM trips WHERE city <> 'kobe' GROUP BY day", "city_day_drivers");
+    assertAnsweredBy("SELECT count(DISTINCT driver) AS drivers FROM trips WHERE city = 'nowhere'", "city_day_drivers");
+  }
+
+  @Test
   void impliedRangeFilterIsAnsweredFromARowView() {
     sql("CREATE MATERIALIZED VIEW paid AS SELECT id, city, fare, tip FROM trips WHERE fare > 0");
 
