@@ -188,7 +188,8 @@ public final class DefinitionShape {
   /**
    * For AGGREGATE: the parsed definition with the hidden aggregates appended to its select list
    * ({@code count(*)} as {@value StorageLayout#COUNT}, and {@code count(x)} for every {@code
-   * sum(x)}). Otherwise the parsed definition itself.
+   * sum(x)}), and 0 in place of each COUNT(DISTINCT), which {@link #distinctColumns()} computes.
+   * Otherwise the parsed definition itself.
    */
   public Optional<LogicalPlan> augmentedParsed() {
     return Optional.ofNullable(augmentedParsed);
@@ -435,7 +436,23 @@ public final class DefinitionShape {
     if (augmented.isEmpty() || distinct.isEmpty()) {
       return notIncremental("the select list of the aggregate could not be matched to its parsed form");
     }
-    return new DefinitionShape(Kind.AGGREGATE, "", roles, augmented.get(), null, distinct.get());
+    return new DefinitionShape(
+        Kind.AGGREGATE, "", roles, withoutDistinctCounts((Aggregate) augmented.get(), roles), null, distinct.get());
+  }
+
+  /**
+   * The augmented aggregate with a placeholder 0 for each COUNT(DISTINCT): the column is the size
+   * of its value map, computed alongside ({@link DistinctState}), and a DISTINCT aggregate would
+   * make Spark expand every input row once per distinct argument.
+   */
+  private static LogicalPlan withoutDistinctCounts(Aggregate augmented, List<ColumnRole> roles) {
+    List<NamedExpression> select = new ArrayList<>(Scala.list(augmented.aggregateExpressions()));
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) == ColumnRole.COUNT_DISTINCT) {
+        select.set(i, alias(org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(0L), "__floe_distinct_" + i));
+      }
+    }
+    return augmented.copy(augmented.groupingExpressions(), Scala.seq(select), augmented.child(), augmented.hint());
   }
 
   /**

@@ -177,9 +177,11 @@ public final class IncrementalRefresh {
         }
         Dataset<Row> affected =
             terms.inserted().select(columns(keys)).union(terms.deleted().select(columns(keys))).distinct().localCheckpoint(true);
-        Optional<String> recomputesAll = recomputesMostGroups(shape, readSnapshot, pinned, affected);
-        if (recomputesAll.isPresent()) {
-          return new Fallback(recomputesAll.get());
+        Optional<String> tooCostly =
+            recomputesMostGroups(shape, readSnapshot, pinned, affected)
+                .or(() -> rewritesLargeDistinctState(mv, shape, readSnapshot, pinned, affected, keys));
+        if (tooCostly.isPresent()) {
+          return new Fallback(tooCostly.get());
         }
         Dataset<Row> rows =
             groupChange(mv, shape, readSnapshot, pinned, terms, distinct, keys, affected, rowsRead);
@@ -686,6 +688,44 @@ public final class IncrementalRefresh {
   }
 
   /**
+   * Why a definition with COUNT(DISTINCT) columns should refresh in full: the refresh reads and
+   * rewrites the value maps of every group the change touches, and when those maps hold a quarter
+   * or more as many entries as the sources have rows (a change touching most groups of a
+   * high-cardinality count), that costs more than aggregating the sources again. The entries are
+   * the stored COUNT(DISTINCT) values of the touched groups, read from the storage's plain columns.
+   * Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and is off with {@link
+   * #DELTA_THRESHOLD_CHECK}.
+   */
+  private Optional<String> rewritesLargeDistinctState(
+      MaterializedView mv, DefinitionShape shape, Snapshot readSnapshot, PinnedDefinition pinned, Dataset<Row> affected,
+      List<String> keys) {
+    if (shape.distinctColumns().isEmpty() || !sizeChecksOn()) {
+      return Optional.empty();
+    }
+    long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
+    if (sourceRows < scanFloor()) {
+      return Optional.empty();
+    }
+    Dataset<Row> old =
+        spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
+    Column entries = lit(0L);
+    for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
+      entries = entries.plus(coalesce(col(StorageLayout.quote(mv.viewColumns().get(column.position()))), lit(0L)));
+    }
+    Row total = old.join(affected, joinCondition(old, affected, keys), "left_semi").agg(sum(entries)).first();
+    long kept = total.isNullAt(0) ? 0 : total.getLong(0);
+    if (kept * DISTINCT_ENTRY_COST < sourceRows) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "the groups the change touches keep " + kept + " distinct values for COUNT(DISTINCT), a quarter or more of the "
+            + sourceRows + " source rows; rewriting their value maps costs more than a full refresh");
+  }
+
+  /** About how many source rows a full refresh aggregates in the time it takes to rewrite one map entry. */
+  private static final long DISTINCT_ENTRY_COST = 4;
+
+  /**
    * The new rows of the {@code groups} (distinct key rows) recomputed from every source row at the
    * pinned snapshots, and a deletion for each of them the new snapshot no longer has.
    */
@@ -717,7 +757,7 @@ public final class IncrementalRefresh {
 
   /**
    * The storage rows of an aggregate definition computed from its pinned sources: the augmented
-   * definition's groups with each distinct-value map attached. {@code restrict} limits the groups
+   * definition's groups with each distinct-value map attached, and its size as the COUNT(DISTINCT). {@code restrict} limits the groups
    * (and the value counts) before they are joined.
    */
   public static Dataset<Row> aggregatedRows(
@@ -736,6 +776,8 @@ public final class IncrementalRefresh {
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
       Dataset<Row> counts = restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), valueCounts));
       rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
+      String counted = mv.viewColumns().get(column.position());
+      rows = rows.withColumn(counted, size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
     }
     return rows;
   }

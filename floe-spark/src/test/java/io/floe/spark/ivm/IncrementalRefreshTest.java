@@ -308,6 +308,9 @@ class IncrementalRefreshTest {
       String averaged = "SELECT k, AVG(id) AS mean FROM t GROUP BY k";
       spark.sql("CREATE MATERIALIZED VIEW lin AS " + linear);
       spark.sql("CREATE MATERIALIZED VIEW mean AS " + averaged);
+      // Every id is its own distinct value: the value maps are as large as the source.
+      String distinctIds = "SELECT k, COUNT(DISTINCT id) AS ids FROM t GROUP BY k";
+      spark.sql("CREATE MATERIALIZED VIEW ids AS " + distinctIds);
 
       spark.sql("UPDATE t SET d = 'w' WHERE id = 1");
       Row lin = refresh("lin");
@@ -325,6 +328,14 @@ class IncrementalRefreshTest {
       spark.sql("INSERT INTO t VALUES (7, 'a', 'q')");
       assertRefreshedIncrementally("lin", linear);
       assertRefreshedIncrementally("mean", averaged);
+      // Group a's value map holds 3 of the 7 source rows' ids: rewriting it costs more than a full refresh.
+      refresh("ids");
+      spark.sql("INSERT INTO t VALUES (11, 'a', 'q')");
+      Row ids = refresh("ids");
+      assertThat(ids.getString(1)).isEqualTo("FULL");
+      assertThat(ids.getString(2)).contains("keep 3 distinct values for COUNT(DISTINCT), a quarter or more of the 8 source rows");
+      assertMatches("ids", distinctIds);
+      assertRefreshedIncrementally("mean", averaged);
 
       // A change touching most groups: recomputing them would aggregate every row and merge them.
       spark.sql("INSERT INTO t VALUES (9, 'b', 'q'), (10, 'c', 'q')");
@@ -339,6 +350,7 @@ class IncrementalRefreshTest {
       spark.sql("UPDATE t SET d = 'v' WHERE id = 2");
       assertRefreshedIncrementally("lin", linear);
       assertRefreshedIncrementally("mean", averaged);
+      assertRefreshedIncrementally("ids", distinctIds);
 
       spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
       spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "many");

@@ -156,8 +156,8 @@ final class DefinitionGenerator {
    * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
    * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
-   * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN and MAX; and
-   * aggregates without GROUP BY with AVG or COUNT(DISTINCT), subquery or unselected GROUP BY key (refreshed in full).
+   * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
+   * COUNT(DISTINCT); and aggregates without GROUP BY with AVG, subquery or unselected GROUP BY key (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -217,8 +217,8 @@ final class DefinitionGenerator {
         return random.nextBoolean()
             ? new OracleDefinition(
                 OracleShape.GLOBAL_AGGREGATE,
-                "SELECT COUNT(*) AS n, SUM(v) AS v_sum, COUNT(s) AS s_count, SUM(d) AS d_sum, MAX(s) AS s_max, MIN(ts) AS ts_min"
-                    + " FROM " + t + optionalWhere(2),
+                "SELECT COUNT(*) AS n, SUM(v) AS v_sum, COUNT(s) AS s_count, SUM(d) AS d_sum, MAX(s) AS s_max, MIN(ts) AS ts_min,"
+                    + " COUNT(DISTINCT k1) AS k1_distinct FROM " + t + optionalWhere(2),
                 one)
             : new OracleDefinition(
                 OracleShape.GLOBAL_AGGREGATE_RECOMPUTED,

@@ -20,7 +20,8 @@ class RewriteOracleTest extends RewriteTestSupport {
   private static final String[] VIEW_FILTERS = {"", "x > 3", "c < 7", "a <> 'p'", "x > 3 AND c < 7", "y >= 1.0"};
   private static final String[] EXTRA_FILTERS = {"a = 'q'", "b >= 2", "c IN (1, 2, 3)", "x > 5", "c < 4", "y >= 2.0", "x >= 0"};
   private static final String[] AGGREGATES = {
-    "count(*)", "sum(x)", "count(x)", "min(x)", "max(x)", "avg(x)", "sum(y)", "avg(y)", "min(c)", "stddev(x)"
+    "count(*)", "sum(x)", "count(x)", "min(x)", "max(x)", "avg(x)", "sum(y)", "avg(y)", "min(c)", "stddev(x)",
+    "count(DISTINCT c)"
   };
 
   @Override
@@ -146,7 +147,7 @@ class RewriteOracleTest extends RewriteTestSupport {
       aggregates.add("count(*)");
       for (String a : AGGREGATES) {
         if (!a.equals("count(*)") && random.nextInt(3) > 0) {
-          aggregates.add(a.replace("(x)", "(f.x)").replace("(y)", "(f.y)").replace("(c)", "(f.c)"));
+          aggregates.add(a.replace("(x)", "(f.x)").replace("(y)", "(f.y)").replace("(c)", "(f.c)").replace("DISTINCT c)", "DISTINCT f.c)"));
         }
       }
     }
@@ -174,7 +175,8 @@ class RewriteOracleTest extends RewriteTestSupport {
     List<String> select = new ArrayList<>(keys);
     int count = 1 + random.nextInt(3);
     for (int i = 0; i < count; i++) {
-      String a = AGGREGATES[random.nextInt(AGGREGATES.length)].replace("(x)", "(f.x)").replace("(y)", "(f.y)").replace("(c)", "(f.c)");
+      String a = AGGREGATES[random.nextInt(AGGREGATES.length)].replace("(x)", "(f.x)").replace("(y)", "(f.y)").replace("(c)", "(f.c)")
+          .replace("DISTINCT c)", "DISTINCT f.c)");
       if (random.nextInt(8) == 0 && !view.keys.isEmpty()) {
         a = "count(DISTINCT " + view.keys.get(random.nextInt(view.keys.size())) + ")";
       }
