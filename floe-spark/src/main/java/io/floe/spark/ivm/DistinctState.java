@@ -1,9 +1,11 @@
 package io.floe.spark.ivm;
 
+import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.collect_list;
 import static org.apache.spark.sql.functions.explode;
 import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.map;
 import static org.apache.spark.sql.functions.map_from_entries;
 import static org.apache.spark.sql.functions.struct;
 import static org.apache.spark.sql.functions.sum;
@@ -54,13 +56,21 @@ public final class DistinctState {
         || type instanceof BinaryType);
   }
 
+  /** The columns of a value-count plan's rows: the group {@code keys}, {@value #VALUE}, {@value #ROWS}. */
+  static List<String> countColumns(List<String> keys) {
+    List<String> columns = new ArrayList<>(keys);
+    columns.add(VALUE);
+    columns.add(ROWS);
+    return columns;
+  }
+
   /**
    * One map per group from row counts per group and value ({@code keys}, {@value #VALUE}, {@value
    * #ROWS}), named {@code column}. Without keys, the one group of the whole input.
    */
   public static Dataset<Row> maps(Dataset<Row> counts, List<String> keys, String column) {
     Column entries = map_from_entries(collect_list(struct(col(VALUE), col(ROWS)))).as(column);
-    return keys.isEmpty() ? counts.agg(entries) : counts.groupBy(columns(keys)).agg(entries);
+    return keys.isEmpty() ? counts.agg(entries) : counts.groupBy(StorageLayout.columns(keys)).agg(entries);
   }
 
   /**
@@ -95,24 +105,21 @@ public final class DistinctState {
    */
   static Dataset<Row> maintained(
       Dataset<Row> stored, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, String state) {
-    List<Column> exploded = new ArrayList<>(List.of(columns(keys)));
+    List<Column> exploded = new ArrayList<>(List.of(StorageLayout.columns(keys)));
     exploded.add(explode(col(StorageLayout.quote(state))).as(new String[] {VALUE, ROWS}));
     List<String> grouping = new ArrayList<>(keys);
     grouping.add(VALUE);
     return stored.select(exploded.toArray(new Column[0]))
         .unionByName(inserted)
         .unionByName(deleted.withColumn(ROWS, col(ROWS).multiply(-1)))
-        .groupBy(columns(grouping))
+        .groupBy(StorageLayout.columns(grouping))
         .agg(sum(col(ROWS)).as(ROWS))
         .filter(col(ROWS).gt(0));
   }
 
   /** The map, or an empty map of its type where there is none. */
   static Column orEmpty(Column map, DefinitionShape.DistinctColumn column) {
-    return org.apache.spark.sql.functions.coalesce(map, org.apache.spark.sql.functions.map().cast(column.stateField().dataType()));
+    return coalesce(map, map().cast(column.stateField().dataType()));
   }
 
-  private static Column[] columns(List<String> names) {
-    return names.stream().map(n -> col(StorageLayout.quote(n))).toArray(Column[]::new);
-  }
 }

@@ -168,15 +168,13 @@ public final class IncrementalRefresh {
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
-        List<String> valueCounts = new ArrayList<>(keys);
-        valueCounts.add(DistinctState.VALUE);
-        valueCounts.add(DistinctState.ROWS);
         Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
         for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-          distinct.put(column, terms(mv, column.valueCounts(), valueCounts, sources, oldSources, moved, changed));
+          distinct.put(
+              column, terms(mv, column.valueCounts(), DistinctState.countColumns(keys), sources, oldSources, moved, changed));
         }
         Dataset<Row> affected =
-            terms.inserted().select(columns(keys)).union(terms.deleted().select(columns(keys))).distinct().localCheckpoint(true);
+            terms.inserted().select(StorageLayout.columns(keys)).union(terms.deleted().select(StorageLayout.columns(keys))).distinct().localCheckpoint(true);
         Optional<String> tooCostly =
             recomputesMostGroups(shape, readSnapshot, pinned, affected)
                 .or(() -> rewritesLargeDistinctState(mv, shape, readSnapshot, pinned, affected, keys));
@@ -457,9 +455,6 @@ public final class IncrementalRefresh {
     return storageColumnsWithout(mv, StorageLayout.KEY).stream().filter(c -> !StorageLayout.isDistinctState(c)).toList();
   }
 
-  private static Column[] columns(List<String> names) {
-    return names.stream().map(n -> col(StorageLayout.quote(n))).toArray(Column[]::new);
-  }
 
   // LINEAR: consolidated rows with weights, keyed by a hash of their values.
 
@@ -468,10 +463,10 @@ public final class IncrementalRefresh {
     Dataset<Row> change =
         inserted.withColumn(WEIGHT, lit(1L))
             .unionByName(deleted.withColumn(WEIGHT, lit(-1L)))
-            .groupBy(columns(view))
+            .groupBy(StorageLayout.columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
             .filter(col(WEIGHT).notEqual(0))
-            .withColumn(StorageLayout.KEY, xxhash64(columns(view)));
+            .withColumn(StorageLayout.KEY, xxhash64(StorageLayout.columns(view)));
     return change.localCheckpoint(true);
   }
 
@@ -579,9 +574,7 @@ public final class IncrementalRefresh {
       return recomputeGroups(mv, shape, pinned, affected, keys, rowsRead);
     }
 
-    Dataset<Row> old =
-        spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
-    Dataset<Row> stored = old.join(affected, joinCondition(old, affected, keys), "left_semi");
+    Dataset<Row> stored = storedGroups(mv, readSnapshot, affected, keys);
     if (!distinct.isEmpty()) {
       stored = stored.localCheckpoint(true);
     }
@@ -602,7 +595,7 @@ public final class IncrementalRefresh {
             .join(in, prefixedCondition(keys, "k_", "i_"), "left")
             .join(out, prefixedCondition(keys, "k_", "d_"), "left");
     Map<String, DataType> types = new LinkedHashMap<>();
-    for (StructField field : old.schema().fields()) {
+    for (StructField field : stored.schema().fields()) {
       types.put(field.name(), field.dataType());
     }
     List<Column> result = new ArrayList<>();
@@ -641,13 +634,20 @@ public final class IncrementalRefresh {
     if (!shape.roles().contains(ColumnRole.MIN) && !shape.roles().contains(ColumnRole.MAX)) {
       return maintained.drop(RECHECK);
     }
-    Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(columns(keys)).localCheckpoint(true);
+    Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(StorageLayout.columns(keys)).localCheckpoint(true);
     if (rechecked.isEmpty()) {
       return maintained.drop(RECHECK);
     }
     return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
         .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
         .localCheckpoint(true);
+  }
+
+  /** The stored rows of the {@code affected} groups, at the storage snapshot the refresh started from. */
+  private Dataset<Row> storedGroups(MaterializedView mv, Snapshot readSnapshot, Dataset<Row> affected, List<String> keys) {
+    Dataset<Row> old =
+        spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
+    return old.join(affected, joinCondition(old, affected, keys), "left_semi");
   }
 
   static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
@@ -706,13 +706,12 @@ public final class IncrementalRefresh {
     if (sourceRows < scanFloor()) {
       return Optional.empty();
     }
-    Dataset<Row> old =
-        spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
     Column entries = lit(0L);
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
       entries = entries.plus(coalesce(col(StorageLayout.quote(mv.viewColumns().get(column.position()))), lit(0L)));
     }
-    Row total = old.join(affected, joinCondition(old, affected, keys), "left_semi").agg(sum(entries)).first();
+    // Plain columns only: the scan skips the maps.
+    Row total = storedGroups(mv, readSnapshot, affected, keys).agg(sum(entries)).first();
     long kept = total.isNullAt(0) ? 0 : total.getLong(0);
     if (kept * DISTINCT_ENTRY_COST < sourceRows) {
       return Optional.empty();
@@ -770,11 +769,9 @@ public final class IncrementalRefresh {
     List<String> keys = groupKeys(mv, shape);
     Dataset<Row> rows =
         restrict.apply(read(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv)));
-    List<String> valueCounts = new ArrayList<>(keys);
-    valueCounts.add(DistinctState.VALUE);
-    valueCounts.add(DistinctState.ROWS);
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-      Dataset<Row> counts = restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), valueCounts));
+      Dataset<Row> counts =
+          restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
       rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
       String counted = mv.viewColumns().get(column.position());
       rows = rows.withColumn(counted, size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
@@ -802,7 +799,7 @@ public final class IncrementalRefresh {
       }
     }
     return partials
-        .groupBy(columns(keys))
+        .groupBy(StorageLayout.columns(keys))
         .agg(sums.get(0), sums.subList(1, sums.size()).toArray(new Column[0]));
   }
 

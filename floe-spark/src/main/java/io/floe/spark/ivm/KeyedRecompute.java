@@ -109,13 +109,13 @@ final class KeyedRecompute {
       expectations = judged.results();
       recomputed = judged.passing();
     }
-    Dataset<Row> added = recomputed.groupBy(columns(view)).agg(count(lit(1)).as(WEIGHT));
+    Dataset<Row> added = recomputed.groupBy(StorageLayout.columns(view)).agg(count(lit(1)).as(WEIGHT));
     Dataset<Row> change =
         removed.unionByName(added.select(withWeight(view, col(WEIGHT))))
-            .groupBy(columns(view))
+            .groupBy(StorageLayout.columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
             .filter(col(WEIGHT).notEqual(0))
-            .withColumn(StorageLayout.KEY, xxhash64(columns(view)));
+            .withColumn(StorageLayout.KEY, xxhash64(StorageLayout.columns(view)));
     return new Change(Optional.of(change.localCheckpoint(true)), "", expectations);
   }
 
@@ -173,7 +173,4 @@ final class KeyedRecompute {
     return result.toArray(new Column[0]);
   }
 
-  private static Column[] columns(List<String> names) {
-    return names.stream().map(n -> col(StorageLayout.quote(n))).toArray(Column[]::new);
-  }
 }

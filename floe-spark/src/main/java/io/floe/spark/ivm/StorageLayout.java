@@ -95,6 +95,11 @@ public enum StorageLayout {
     return Optional.empty();
   }
 
+  /** Column references to {@code names}, each quoted. */
+  static org.apache.spark.sql.Column[] columns(List<String> names) {
+    return names.stream().map(n -> org.apache.spark.sql.functions.col(quote(n))).toArray(org.apache.spark.sql.Column[]::new);
+  }
+
   public static String quote(String identifier) {
     return "`" + identifier.replace("`", "``") + "`";
   }

@@ -223,7 +223,7 @@ public final class RefreshExecutor {
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), definition.queryExecution().analyzed());
     String reason = fullRefreshReason(mv, recorded, full);
     if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
-      Optional<String> notIncremental = incrementalBlocker(mv, shape);
+      Optional<String> notIncremental = incrementalBlocker(mv, storage, shape);
       if (notIncremental.isPresent()) {
         reason = notIncremental.get();
       } else {
@@ -255,7 +255,7 @@ public final class RefreshExecutor {
     ExpectationCheck check = new ExpectationCheck(mv);
     Dataset<Row> viewRows = definition.toDF(mv.viewColumns().toArray(new String[0]));
     List<ExpectationResult> expectationCounts = check.evaluate(viewRows);
-    Dataset<Row> computed = storageRows(mv, shape, pinned, definition);
+    Dataset<Row> computed = storageRows(mv, storage, shape, pinned, definition);
     org.apache.spark.sql.Dataset<Row> rows = check.dropsRows() ? check.keepPassing(computed) : computed;
 
     String storageName = mv.storageName().quoted();
@@ -329,7 +329,7 @@ public final class RefreshExecutor {
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
     lines.add(new String[] {"storage layout", mv.layout().name()});
     lines.add(new String[] {"definition", describeShape(mv, shape)});
-    Optional<String> blocker = incrementalBlocker(mv, shape);
+    Optional<String> blocker = incrementalBlocker(mv, storage, shape);
     boolean sourcesMoved = false;
     String strategy = null;
     for (Source source : pinned.sources()) {
@@ -414,7 +414,7 @@ public final class RefreshExecutor {
   }
 
   /** Why this MV cannot be refreshed incrementally now, if it cannot. */
-  private Optional<String> incrementalBlocker(MaterializedView mv, DefinitionShape shape) {
+  private Optional<String> incrementalBlocker(MaterializedView mv, Table storage, DefinitionShape shape) {
     if (mv.refreshPolicy() == io.floe.mv.RefreshPolicy.FULL) {
       return Optional.of("refresh policy is FULL");
     }
@@ -430,7 +430,7 @@ public final class RefreshExecutor {
     if (mv.layout() != shape.layout()) {
       return Optional.of("the storage table was created for full refreshes (" + mv.layout() + " layout)");
     }
-    List<String> missing = missingHiddenColumns(mv, shape).stream().map(StructField::name).toList();
+    List<String> missing = missingHiddenColumns(storage, shape).stream().map(StructField::name).toList();
     if (!missing.isEmpty()) {
       return Optional.of(
           "the storage table lacks the bookkeeping column(s) " + String.join(", ", missing)
@@ -439,8 +439,8 @@ public final class RefreshExecutor {
     return Optional.empty();
   }
 
-  private static List<StructField> missingHiddenColumns(MaterializedView mv, DefinitionShape shape) {
-    org.apache.iceberg.Schema schema = mv.storageTable().schema();
+  private static List<StructField> missingHiddenColumns(Table storage, DefinitionShape shape) {
+    org.apache.iceberg.Schema schema = storage.schema();
     return shape.hiddenFields().stream().filter(f -> schema.findField(f.name()) == null).toList();
   }
 
@@ -448,12 +448,11 @@ public final class RefreshExecutor {
    * Adds the hidden columns the shape keeps and the storage table lacks (a storage table created
    * before Floe kept them): optional columns, so the table's rows and history are unchanged.
    */
-  private void addMissingHiddenColumns(MaterializedView mv, DefinitionShape shape) {
-    List<StructField> missing = missingHiddenColumns(mv, shape);
+  private void addMissingHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
+    List<StructField> missing = missingHiddenColumns(storage, shape);
     if (missing.isEmpty()) {
       return;
     }
-    Table storage = mv.storageTable();
     var update = storage.updateSchema();
     org.apache.iceberg.Schema added =
         org.apache.iceberg.spark.SparkSchemaUtil.convert(new StructType(missing.toArray(new StructField[0])));
@@ -464,7 +463,7 @@ public final class RefreshExecutor {
 
   /** The rows of the storage table for a full refresh, with the hidden columns its layout keeps. */
   private Dataset<Row> storageRows(
-      MaterializedView mv, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition) {
+      MaterializedView mv, Table storage, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition) {
     String[] viewColumns = mv.viewColumns().toArray(new String[0]);
     switch (mv.layout()) {
       case ROWS:
@@ -485,7 +484,7 @@ public final class RefreshExecutor {
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
         }
-        addMissingHiddenColumns(mv, shape);
+        addMissingHiddenColumns(mv, storage, shape);
         try {
           return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
         } catch (RuntimeException e) {
