@@ -3,10 +3,11 @@ package io.floe.spark.ivm;
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.collect_list;
-import static org.apache.spark.sql.functions.explode;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.map;
+import static org.apache.spark.sql.functions.map_filter;
 import static org.apache.spark.sql.functions.map_from_entries;
+import static org.apache.spark.sql.functions.map_zip_with;
 import static org.apache.spark.sql.functions.struct;
 import static org.apache.spark.sql.functions.sum;
 
@@ -39,6 +40,8 @@ public final class DistinctState {
   public static final String VALUE = "__floe_value";
   /** The column of the value's row count in {@link DefinitionShape.DistinctColumn#valueCounts()}. */
   public static final String ROWS = "__floe_rows";
+  /** The column of a group's net change per value while it is merged into the stored map. */
+  private static final String CHANGE = "__floe_value_change";
 
   private DistinctState() {}
 
@@ -79,42 +82,72 @@ public final class DistinctState {
    */
   public static Dataset<Row> attach(
       Dataset<Row> rows, Dataset<Row> maps, List<String> keys, DefinitionShape.DistinctColumn column) {
-    String state = column.stateColumn();
+    return attach(rows, maps, keys, column.stateColumn(), column);
+  }
+
+  /** As {@link #attach(Dataset, Dataset, List, DefinitionShape.DistinctColumn)}, the map named {@code name}. */
+  private static Dataset<Row> attach(
+      Dataset<Row> rows, Dataset<Row> maps, List<String> keys, String name, DefinitionShape.DistinctColumn column) {
     List<String> renamed = new ArrayList<>();
     for (String key : keys) {
       renamed.add("__floe_m_" + key);
     }
-    renamed.add(state);
+    renamed.add(name);
     Dataset<Row> right = maps.toDF(renamed.toArray(new String[0]));
     Column condition = lit(true);
     for (String key : keys) {
       condition = condition.and(rows.col(StorageLayout.quote(key)).eqNullSafe(right.col(StorageLayout.quote("__floe_m_" + key))));
     }
     List<Column> output = new ArrayList<>();
-    for (String name : rows.columns()) {
-      output.add(rows.col(StorageLayout.quote(name)));
+    for (String existing : rows.columns()) {
+      output.add(rows.col(StorageLayout.quote(existing)));
     }
-    output.add(orEmpty(right.col(StorageLayout.quote(state)), column).as(state));
+    output.add(orEmpty(right.col(StorageLayout.quote(name)), column).as(name));
     return rows.join(right, condition, "left").select(output.toArray(new Column[0]));
   }
 
   /**
-   * The new row counts per group and value of the groups a change touches: the stored maps of
-   * {@code stored} exploded, plus the counts of the rows the change inserts, minus those of the rows
-   * it deletes, without the values whose count is no longer positive.
+   * The {@code groups} a change touches (their key rows) with the new map of {@code column}: each
+   * group's stored map in {@code stored}, plus the rows the change inserts, minus those it deletes,
+   * value by value, without the values whose count is no longer positive.
+   *
+   * <p>The change is small, so it is summed into one small map per group; that map is merged into the
+   * stored one row by row ({@code map_zip_with}, which pairs the keys by hash). The stored maps are
+   * never exploded or shuffled, so the cost is one pass over the entries of the touched groups.
    */
   static Dataset<Row> maintained(
-      Dataset<Row> stored, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, String state) {
-    List<Column> exploded = new ArrayList<>(List.of(StorageLayout.columns(keys)));
-    exploded.add(explode(col(StorageLayout.quote(state))).as(new String[] {VALUE, ROWS}));
+      Dataset<Row> groups,
+      Dataset<Row> stored,
+      Dataset<Row> inserted,
+      Dataset<Row> deleted,
+      List<String> keys,
+      DefinitionShape.DistinctColumn column) {
+    String state = column.stateColumn();
     List<String> grouping = new ArrayList<>(keys);
     grouping.add(VALUE);
-    return stored.select(exploded.toArray(new Column[0]))
-        .unionByName(inserted)
-        .unionByName(deleted.withColumn(ROWS, col(ROWS).multiply(-1)))
-        .groupBy(StorageLayout.columns(grouping))
-        .agg(sum(col(ROWS)).as(ROWS))
-        .filter(col(ROWS).gt(0));
+    Dataset<Row> net =
+        inserted
+            .unionByName(deleted.withColumn(ROWS, col(ROWS).multiply(-1)))
+            .groupBy(StorageLayout.columns(grouping))
+            .agg(sum(col(ROWS)).as(ROWS))
+            .filter(col(ROWS).notEqual(0));
+    List<Column> storedMaps = new ArrayList<>(List.of(StorageLayout.columns(keys)));
+    storedMaps.add(col(StorageLayout.quote(state)));
+    Dataset<Row> both =
+        attach(
+            attach(groups, stored.select(storedMaps.toArray(new Column[0])), keys, state, column),
+            maps(net, keys, CHANGE),
+            keys,
+            CHANGE,
+            column);
+    Column merged =
+        map_filter(
+            map_zip_with(
+                col(StorageLayout.quote(state)),
+                col(CHANGE),
+                (value, kept, change) -> coalesce(kept, lit(0L)).plus(coalesce(change, lit(0L)))),
+            (value, rows) -> rows.gt(0L));
+    return both.withColumn(state, merged).drop(CHANGE);
   }
 
   /** The map, or an empty map of its type where there is none. */

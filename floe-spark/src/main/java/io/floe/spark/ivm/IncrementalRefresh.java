@@ -580,10 +580,7 @@ public final class IncrementalRefresh {
     }
     Dataset<Row> k = affected;
     for (Map.Entry<DefinitionShape.DistinctColumn, Terms> entry : distinct.entrySet()) {
-      String state = entry.getKey().stateColumn();
-      Dataset<Row> counts =
-          DistinctState.maintained(stored, entry.getValue().inserted(), entry.getValue().deleted(), keys, state);
-      k = DistinctState.attach(k, DistinctState.maps(counts, keys, state), keys, entry.getKey());
+      k = DistinctState.maintained(k, stored, entry.getValue().inserted(), entry.getValue().deleted(), keys, entry.getKey());
     }
     k = prefixed(k, "k_");
     Dataset<Row> o = prefixed(stored, "o_");
