@@ -33,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * copy-on-write) is read whole at that side; a file live at both that only gained position deletes
  * is read once for the rows at the newly deleted positions ({@link PositionCapture}); any other
  * differing file is read whole at both sides. The rows read are consolidated so that rows a rewrite
- * left unchanged, or an update left as they were, cancel out.
+ * left unchanged, or an update left as they were, cancel out. A compaction ({@code replace}: files
+ * rewritten, no row changed) costs nothing on its own; amid other changes, the runs of snapshots
+ * between compactions are captured one by one and summed when that reads fewer rows than the whole
+ * range, so the files a compaction wrote are not read.
  *
  * <p>When a change cannot be captured incrementally the result is {@link
  * CapturedChange.Unsupported} with the reason, and the caller refreshes in full.
@@ -43,8 +46,9 @@ public final class ChangeCapture {
   public static final String WEIGHT = "__floe_weight";
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeCapture.class);
-  private static final Set<String> APPEND = Set.of(DataOperations.APPEND);
   private static final Set<String> COMPACTION = Set.of(DataOperations.REPLACE);
+  private static final Set<String> NOT_REWRITES =
+      Set.of(DataOperations.APPEND, DataOperations.OVERWRITE, DataOperations.DELETE);
   private static final Set<String> ADDING_ONLY = Set.of(DataOperations.APPEND, DataOperations.REPLACE);
 
   private final SparkSession spark;
@@ -134,48 +138,60 @@ public final class ChangeCapture {
       return new CapturedChange.Unsupported(incomparable.get());
     }
 
-    TouchedFiles touched;
-    if (fromSnapshotExclusive == null) {
-      touched = TouchedFiles.allAt(table, toSnapshotInclusive);
-    } else if (range.consistsOnlyOf(APPEND)) {
-      touched = TouchedFiles.appendedBetween(table, fromSnapshotExclusive, toSnapshotInclusive);
-    } else {
-      touched = TouchedFiles.differingBetween(table, fromSnapshotExclusive, toSnapshotInclusive);
-    }
-    if (touched.isEmpty()) {
-      return noChange(sparkSchema, range.operations(), sparkName);
-    }
-    // Reads delete files only; the files it cannot describe are read whole at both sides.
-    PositionCapture byPosition = PositionCapture.load(table, touched.deletesChanged());
-    TouchedFiles whole = touched.readingWhole(byPosition.wholeFile());
-    long rowsRead = whole.recordCount() + byPosition.recordCount();
+    List<Read> reads = plan(table, range, fromSnapshotExclusive, toSnapshotInclusive);
+    long rowsRead = reads.stream().mapToLong(Read::recordCount).sum();
     if (rowsRead > scanLimit) {
       return new CapturedChange.Unsupported(
           "the change of " + sparkName + " is spread over data files holding " + rowsRead
               + " rows, " + String.format(java.util.Locale.ROOT, limitReason, scanLimit));
     }
-    if (whole.atFrom().isEmpty() && whole.atTo().isEmpty() && byPosition.files().isEmpty()) {
-      // Delete files were rewritten without deleting any further row.
+    if (reads.stream().allMatch(Read::isEmpty)) {
+      // Nothing changed but delete files, rewritten without deleting any further row.
       return noChange(sparkSchema, range.operations(), sparkName);
     }
     ChangeKind kind =
         fromSnapshotExclusive == null || range.consistsOnlyOf(ADDING_ONLY)
             ? ChangeKind.APPEND_ONLY
             : ChangeKind.ROW_LEVEL;
-    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, whole, byPosition);
+    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, reads);
     LOG.debug(
-        "Captured {} change of {} after snapshot {} up to {} ({}): read {} data files whole at the older and {} at"
-            + " the newer snapshot, {} by deleted position, {} rows",
+        "Captured {} change of {} after snapshot {} up to {} ({}) in {} run(s) between rewrites: {} rows",
         kind,
         sparkName,
         fromSnapshotExclusive,
         toSnapshotInclusive,
         range.operations(),
-        whole.atFrom().size(),
-        whole.atTo().size(),
-        byPosition.files().size(),
+        reads.size(),
         rowsRead);
     return new CapturedChange.Delta(zset, kind, rowsRead, range.operations());
+  }
+
+  /**
+   * What the capture reads, from table metadata and delete files. A compaction in the range makes
+   * the files it rewrote differ between the range's ends, so reading the range as one reads them
+   * all; reading each run between compactions on its own never reads them, but reads a file
+   * touched in several runs once per run. With a compaction in the range, both are planned and the
+   * one reading fewer rows is kept.
+   */
+  private static List<Read> plan(Table table, SnapshotRange range, Long fromExclusive, long toInclusive) {
+    if (fromExclusive == null) {
+      return List.of(Read.of(table, TouchedFiles.allAt(table, toInclusive)));
+    }
+    List<SnapshotRange.Run> runs = range.runsBetweenRewrites(fromExclusive);
+    List<Read> byRun = new ArrayList<>();
+    for (SnapshotRange.Run run : runs) {
+      TouchedFiles touched =
+          run.appendsOnly()
+              ? TouchedFiles.appendedBetween(table, run.fromExclusive(), run.toInclusive())
+              : TouchedFiles.differingBetween(table, run.fromExclusive(), run.toInclusive());
+      byRun.add(Read.of(table, touched));
+    }
+    if (range.consistsOnlyOf(NOT_REWRITES)) {
+      return byRun;
+    }
+    Read whole = Read.of(table, TouchedFiles.differingBetween(table, fromExclusive, toInclusive));
+    long byRunRows = byRun.stream().mapToLong(Read::recordCount).sum();
+    return whole.recordCount() < byRunRows ? List.of(whole) : byRun;
   }
 
   private CapturedChange.Delta noChange(StructType sparkSchema, List<String> operations, String sparkName) {
@@ -185,12 +201,31 @@ public final class ChangeCapture {
   }
 
   /**
-   * Reads the files read whole at both sides, weighs them −1 (older) and +1 (newer), adds the rows
-   * deleted by position (−1) and sums the weights per full row. The result is computed here,
-   * because the staged task sets it reads must be released before returning.
+   * What one run of the range reads: the data files read whole at the older (−1) or the newer
+   * (+1) side, and those read once for their newly deleted positions ({@link PositionCapture}).
    */
-  private Dataset<Row> consolidatedRead(
-      Table table, Schema schema, StructType sparkSchema, TouchedFiles touched, PositionCapture byPosition) {
+  private record Read(TouchedFiles whole, PositionCapture byPosition) {
+    /** Reads delete files only; the files it cannot describe are read whole at both sides. */
+    static Read of(Table table, TouchedFiles touched) {
+      PositionCapture byPosition = PositionCapture.load(table, touched.deletesChanged());
+      return new Read(touched.readingWhole(byPosition.wholeFile()), byPosition);
+    }
+
+    long recordCount() {
+      return whole.recordCount() + byPosition.recordCount();
+    }
+
+    boolean isEmpty() {
+      return whole.atFrom().isEmpty() && whole.atTo().isEmpty() && byPosition.files().isEmpty();
+    }
+  }
+
+  /**
+   * Reads what every run reads, weighs it −1 (older side, deleted positions) or +1 (newer side),
+   * and sums the weights per full row. The result is computed here, because the staged task sets
+   * it reads must be released before returning.
+   */
+  private Dataset<Row> consolidatedRead(Table table, Schema schema, StructType sparkSchema, List<Read> reads) {
     List<Column> columns = new ArrayList<>();
     for (StructField field : sparkSchema.fields()) {
       columns.add(functions.col(quoted(field.name())));
@@ -198,27 +233,30 @@ public final class ChangeCapture {
     List<StagedScan> scans = new ArrayList<>();
     RuntimeException failure = null;
     try {
-      Dataset<Row> weighted = null;
-      if (!touched.atFrom().isEmpty()) {
-        StagedScan older = StagedScan.stage(spark, table, schema, touched.atFrom());
-        scans.add(older);
-        weighted = older.rows(columns).withColumn(WEIGHT, functions.lit(-1L));
+      List<Dataset<Row>> weighted = new ArrayList<>();
+      for (Read read : reads) {
+        if (!read.whole().atFrom().isEmpty()) {
+          StagedScan older = StagedScan.stage(spark, table, schema, read.whole().atFrom());
+          scans.add(older);
+          weighted.add(older.rows(columns).withColumn(WEIGHT, functions.lit(-1L)));
+        }
+        if (!read.whole().atTo().isEmpty()) {
+          StagedScan newer = StagedScan.stage(spark, table, schema, read.whole().atTo());
+          scans.add(newer);
+          weighted.add(newer.rows(columns).withColumn(WEIGHT, functions.lit(1L)));
+        }
+        if (!read.byPosition().files().isEmpty()) {
+          StagedScan positioned = StagedScan.stage(spark, table, schema, read.byPosition().files());
+          scans.add(positioned);
+          weighted.add(read.byPosition().deletedRows(spark, positioned, sparkSchema, columns, WEIGHT));
+        }
       }
-      if (!touched.atTo().isEmpty()) {
-        StagedScan newer = StagedScan.stage(spark, table, schema, touched.atTo());
-        scans.add(newer);
-        Dataset<Row> added = newer.rows(columns).withColumn(WEIGHT, functions.lit(1L));
-        weighted = weighted == null ? added : weighted.union(added);
-      }
-      if (!byPosition.files().isEmpty()) {
-        StagedScan positioned = StagedScan.stage(spark, table, schema, byPosition.files());
-        scans.add(positioned);
-        Dataset<Row> deleted = byPosition.deletedRows(spark, positioned, sparkSchema, columns, WEIGHT);
-        weighted = weighted == null ? deleted : weighted.union(deleted);
+      Dataset<Row> all = weighted.get(0);
+      for (int i = 1; i < weighted.size(); i++) {
+        all = all.union(weighted.get(i));
       }
       Dataset<Row> consolidated =
-          weighted
-              .groupBy(columns.toArray(Column[]::new))
+          all.groupBy(columns.toArray(Column[]::new))
               .agg(functions.sum(WEIGHT).as(WEIGHT))
               .where(functions.col(WEIGHT).notEqual(0L));
       // Eager: the staged scans are planned and read now, so they can be released below, and the

@@ -150,6 +150,42 @@ final class SnapshotRange {
     return Optional.ofNullable(unsupportedReason);
   }
 
+  /**
+   * The runs of the range between its rewrites: each run of snapshots that are not {@code replace}
+   * (compaction of data or delete files), from the snapshot before it (exclusive) to its last one.
+   * A rewrite changes no row, so the table's data before a run equals its data after the run
+   * before, and the range's change is the sum of its runs' changes; a run never spans a rewrite,
+   * so capturing it reads none of the files a compaction wrote.
+   *
+   * @param fromExclusive the snapshot the range starts after
+   */
+  List<Run> runsBetweenRewrites(long fromExclusive) {
+    List<Run> runs = new ArrayList<>();
+    long start = fromExclusive;
+    Long end = null;
+    boolean appendsOnly = true;
+    for (Snapshot snapshot : snapshots) {
+      if (DataOperations.REPLACE.equals(snapshot.operation())) {
+        if (end != null) {
+          runs.add(new Run(start, end, appendsOnly));
+          end = null;
+          appendsOnly = true;
+        }
+        start = snapshot.snapshotId();
+      } else {
+        end = snapshot.snapshotId();
+        appendsOnly &= DataOperations.APPEND.equals(snapshot.operation());
+      }
+    }
+    if (end != null) {
+      runs.add(new Run(start, end, appendsOnly));
+    }
+    return runs;
+  }
+
+  /** Snapshots after {@code fromExclusive} up to {@code toInclusive}, none a rewrite. */
+  record Run(long fromExclusive, long toInclusive, boolean appendsOnly) {}
+
   /** True when every snapshot in the range has one of {@code operations} (and so when it is empty). */
   boolean consistsOnlyOf(Set<String> operations) {
     return snapshots.stream()

@@ -291,6 +291,29 @@ class ChangeCaptureTest {
 
     assertThat(delta.kind()).isEqualTo(ChangeKind.APPEND_ONLY);
     assertThat(weights(delta.zset())).isEqualTo(Map.of(List.of(2, "b"), 1L, List.of(3, "c"), 1L));
+    // The two appended rows; not the file of row 1 nor the file the compaction wrote.
+    assertThat(delta.rowsScanned()).isEqualTo(2);
+    assertMatchesTimeTravel(delta, from, to);
+  }
+
+  @Test
+  void changesOnEitherSideOfACompactionAreCapturedWithoutReadingWhatItRewrote() {
+    createTable(MERGE_ON_READ_V2);
+    commit("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')");
+    long from = commit("INSERT INTO t VALUES (6, 'f'), (7, 'g'), (8, 'h'), (9, 'i'), (10, 'j')");
+    commit("INSERT INTO t VALUES (11, 'k')");
+    compact();
+    // By position in the one file the compaction wrote (11 rows), then one more file.
+    commit("DELETE FROM t WHERE id IN (2, 11)");
+    long to = commit("INSERT INTO t VALUES (12, 'l')");
+
+    CapturedChange.Delta delta = captureDelta(from, to);
+
+    assertThat(delta.kind()).isEqualTo(ChangeKind.ROW_LEVEL);
+    assertThat(weights(delta.zset())).isEqualTo(Map.of(List.of(2, "b"), -1L, List.of(12, "l"), 1L));
+    // Row 11's file, the compacted file once for its deleted positions, row 12's file: 1 + 11 + 1.
+    // Comparing the range's two ends instead reads both files of 5 rows and the compacted file.
+    assertThat(delta.rowsScanned()).isEqualTo(13);
     assertMatchesTimeTravel(delta, from, to);
   }
 

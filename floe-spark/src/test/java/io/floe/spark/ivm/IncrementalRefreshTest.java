@@ -79,6 +79,15 @@ class IncrementalRefreshTest {
     assertThat(compacted.getLong(4)).isZero();
     assertMatches("lin", linear);
     assertThat(refresh("lin").getString(1)).isEqualTo("NO_CHANGE");
+
+    // Appends around a compaction read the appended rows only, not the files the compaction wrote.
+    spark.sql("INSERT INTO t VALUES (7, 'd', 7.00, 'x')");
+    spark.sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".t', options => map('rewrite-all','true'))");
+    spark.sql("INSERT INTO t VALUES (8, 'd', 8.00, 'y')");
+    Row around = refresh("lin");
+    assertThat(around.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(around.getLong(3)).as("rows read").isEqualTo(2);
+    assertMatches("lin", linear);
   }
 
   @ParameterizedTest
