@@ -97,6 +97,20 @@ public final class ChangeCapture {
     return new Inspection(range.operations(), range.unsupportedReason());
   }
 
+  /**
+   * Whether the table holds the same rows at both snapshots: they are equal, or one descends from
+   * the other through compactions only ({@code replace} snapshots). Reads table metadata only.
+   */
+  public static boolean sameRows(Table table, Long a, Long b) {
+    if (java.util.Objects.equals(a, b)) {
+      return true;
+    }
+    if (a == null || b == null) {
+      return false;
+    }
+    return SnapshotRange.onlyRewritesBetween(table, a, b) || SnapshotRange.onlyRewritesBetween(table, b, a);
+  }
+
   /** The result of {@link #inspect}: the snapshot operations in the range, oldest first. */
   public record Inspection(List<String> operations, Optional<String> unsupportedReason) {}
 

@@ -183,6 +183,21 @@ final class SnapshotRange {
     return runs;
   }
 
+  /**
+   * Whether {@code older} is an ancestor of {@code newer} with only rewrites ({@code replace}
+   * snapshots, which change no row) after it, so the table holds the same rows at both.
+   */
+  static boolean onlyRewritesBetween(Table table, long older, long newer) {
+    Snapshot snapshot = table.snapshot(newer);
+    while (snapshot != null && snapshot.snapshotId() != older) {
+      if (!DataOperations.REPLACE.equals(snapshot.operation())) {
+        return false;
+      }
+      snapshot = snapshot.parentId() == null ? null : table.snapshot(snapshot.parentId());
+    }
+    return snapshot != null;
+  }
+
   /** Snapshots after {@code fromExclusive} up to {@code toInclusive}, none a rewrite. */
   record Run(long fromExclusive, long toInclusive, boolean appendsOnly) {}
 

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.source.SparkTable;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
@@ -126,10 +127,12 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
         index = CandidateIndex.load(spark, catalogs, tables);
       }
       Map<String, Optional<Long>> reads = new HashMap<>();
+      Map<String, Table> tables = new HashMap<>();
       boolean current = true;
       for (QueryBlock.TableRead read : query.tables().values()) {
         Optional<Long> snapshot = snapshotRead(read);
         reads.put(read.uuid(), snapshot);
+        tables.put(read.uuid(), read.table().table());
         current &= snapshot.equals(currentSnapshot(read));
       }
       LogicalPlan best = null;
@@ -155,7 +158,7 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
           continue;
         }
         FreshnessMatch.Outcome fresh =
-            FreshnessMatch.find(candidate.storage(), candidate.mv().versionId(), reads, current, tolerance);
+            FreshnessMatch.find(candidate.storage(), candidate.mv().versionId(), reads, tables, current, tolerance);
         if (fresh.snapshot().isEmpty()) {
           report.rejected(candidate.name(), fresh.note());
           continue;

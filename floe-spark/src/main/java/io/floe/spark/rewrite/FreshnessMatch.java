@@ -3,6 +3,7 @@ package io.floe.spark.rewrite;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.mv.SourceState;
+import io.floe.spark.capture.ChangeCapture;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -12,8 +13,9 @@ import org.apache.iceberg.Table;
 /**
  * Finds the storage snapshot of an MV that holds its rows at exactly the source snapshots a query
  * reads: the latest refresh, in the storage table's main history, made under the current view
- * version whose recorded table states equal the query's reads. With time travel that may be an
- * older refresh. A stale MV answers only within the session's staleness tolerance, and only
+ * version whose recorded table states equal the query's reads. A recorded snapshot matches a read
+ * one when the table holds the same rows at both: the same snapshot, or one reached from the other
+ * by compactions only. With time travel that may be an older refresh. A stale MV answers only within the session's staleness tolerance, and only
  * queries that read the sources' current state.
  */
 final class FreshnessMatch {
@@ -26,10 +28,17 @@ final class FreshnessMatch {
 
   /**
    * @param reads snapshot read per table UUID (empty for a table without snapshots)
+   * @param tables the table read per table UUID, whose history tells whether two snapshots hold the
+   *     same rows
    * @param readsCurrent true when every table is read at its current snapshot (no time travel)
    */
   static Outcome find(
-      Table storage, int viewVersionId, Map<String, Optional<Long>> reads, boolean readsCurrent, long toleranceMillis) {
+      Table storage,
+      int viewVersionId,
+      Map<String, Optional<Long>> reads,
+      Map<String, Table> tables,
+      boolean readsCurrent,
+      long toleranceMillis) {
     Snapshot latestRefresh = null;
     RefreshState latestState = null;
     int steps = 0;
@@ -44,7 +53,7 @@ final class FreshnessMatch {
           latestRefresh = s;
           latestState = state;
         }
-        Optional<String> mismatch = mismatch(state, reads);
+        Optional<String> mismatch = mismatch(state, reads, tables);
         if (mismatch.isEmpty()) {
           return new Outcome(Optional.of(s), s == latestRefresh ? "fresh" : "fresh at an earlier refresh, snapshot " + s.snapshotId());
         }
@@ -54,7 +63,7 @@ final class FreshnessMatch {
     if (latestRefresh == null) {
       return new Outcome(Optional.empty(), "it has not been refreshed under its current definition");
     }
-    String why = mismatch(latestState, reads).orElse("its sources moved");
+    String why = mismatch(latestState, reads, tables).orElse("its sources moved");
     if (readsCurrent && toleranceMillis > 0) {
       long age = System.currentTimeMillis() - latestState.refreshStartTimestampMs();
       if (age <= toleranceMillis) {
@@ -66,7 +75,8 @@ final class FreshnessMatch {
     return new Outcome(Optional.empty(), "stale for the snapshots the query reads: " + why);
   }
 
-  private static Optional<String> mismatch(RefreshState state, Map<String, Optional<Long>> reads) {
+  private static Optional<String> mismatch(
+      RefreshState state, Map<String, Optional<Long>> reads, Map<String, Table> tables) {
     for (SourceState recorded : state.sourceStates()) {
       if (recorded.type() != SourceState.Type.TABLE) {
         continue;
@@ -75,7 +85,10 @@ final class FreshnessMatch {
       if (read == null) {
         return Optional.of("it read " + recorded.qualifiedName() + ", which the query does not");
       }
-      if (!Objects.equals(read.orElse(null), recorded.snapshotId().orElse(null))) {
+      Long readId = read.orElse(null);
+      Long recordedId = recorded.snapshotId().orElse(null);
+      if (!Objects.equals(readId, recordedId)
+          && !(tables.containsKey(recorded.uuid()) && ChangeCapture.sameRows(tables.get(recorded.uuid()), readId, recordedId))) {
         return Optional.of(
             recorded.qualifiedName()
                 + " is read at snapshot "
