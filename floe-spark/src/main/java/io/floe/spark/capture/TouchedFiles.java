@@ -102,10 +102,6 @@ record TouchedFiles(List<FileScanTask> atFrom, List<FileScanTask> atTo, List<Del
     return count;
   }
 
-  boolean isEmpty() {
-    return atFrom.isEmpty() && atTo.isEmpty() && deletesChanged.isEmpty();
-  }
-
   private static List<FileScanTask> onlyIn(Map<String, FileScanTask> side, Map<String, FileScanTask> other) {
     List<FileScanTask> only = new ArrayList<>();
     side.forEach(

@@ -10,6 +10,7 @@ import static org.apache.spark.sql.functions.map_from_entries;
 import static org.apache.spark.sql.functions.map_zip_with;
 import static org.apache.spark.sql.functions.struct;
 import static org.apache.spark.sql.functions.sum;
+import static org.apache.spark.sql.functions.when;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -140,13 +141,18 @@ public final class DistinctState {
             keys,
             CHANGE,
             column);
+    // A count that is no longer positive becomes NULL and is filtered out. The map's values stay
+    // nullable, as in the storage schema, so the plan's type does not change when it is optimized.
     Column merged =
         map_filter(
             map_zip_with(
                 col(StorageLayout.quote(state)),
                 col(CHANGE),
-                (value, kept, change) -> coalesce(kept, lit(0L)).plus(coalesce(change, lit(0L)))),
-            (value, rows) -> rows.gt(0L));
+                (value, kept, change) -> {
+                  Column rows = coalesce(kept, lit(0L)).plus(coalesce(change, lit(0L)));
+                  return when(rows.gt(0L), rows);
+                }),
+            (value, rows) -> rows.isNotNull());
     return both.withColumn(state, merged).drop(CHANGE);
   }
 
