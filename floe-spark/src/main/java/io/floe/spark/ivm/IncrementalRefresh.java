@@ -107,6 +107,7 @@ public final class IncrementalRefresh {
     Map<String, Long> rowsRead = new LinkedHashMap<>();
     List<Integer> moved = new ArrayList<>();
     List<Dataset<Row>> zsets = new ArrayList<>();
+    List<Boolean> appends = new ArrayList<>();
     List<String> operations = new ArrayList<>();
     boolean appendOnly = true;
     for (int i = 0; i < sources.size(); i++) {
@@ -147,6 +148,7 @@ public final class IncrementalRefresh {
               from == null ? Optional.empty() : Optional.ofNullable(source.table().snapshot(from))));
       moved.add(i);
       zsets.add(logicalRows(delta.zset(), source));
+      appends.add(delta.kind() == ChangeKind.APPEND_ONLY);
     }
     ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {
@@ -164,7 +166,7 @@ public final class IncrementalRefresh {
       String merge;
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
-        ChangeViews changed = ChangeViews.of(zsets, suffix, views);
+        ChangeViews changed = ChangeViews.of(zsets, appends, suffix, views);
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
@@ -200,7 +202,7 @@ public final class IncrementalRefresh {
         } else {
           Terms terms =
               terms(mv, shape.augmentedParsed().orElseThrow(), mv.viewColumns(), sources, oldSources, moved,
-                  ChangeViews.of(zsets, suffix, views));
+                  ChangeViews.of(zsets, appends, suffix, views));
           Dataset<Row> inserted = terms.inserted();
           Dataset<Row> deleted = terms.deleted();
           if (!check.isEmpty()) {
@@ -231,16 +233,19 @@ public final class IncrementalRefresh {
   /**
    * The temporary views of the changes of the moved sources, by their position in {@code moved}:
    * each change's inserted rows and its deleted rows, each repeated as often as its weight says.
+   * An appending change deletes nothing, and its deleted rows are a filter Spark knows to be empty,
+   * so every term over them is pruned from the plan instead of run over no rows.
    */
   private record ChangeViews(List<String> inserted, List<String> deleted) {
-    static ChangeViews of(List<Dataset<Row>> zsets, String suffix, List<String> views) {
+    static ChangeViews of(List<Dataset<Row>> zsets, List<Boolean> appends, String suffix, List<String> views) {
       List<String> inserted = new ArrayList<>();
       List<String> deleted = new ArrayList<>();
       for (int m = 0; m < zsets.size(); m++) {
         inserted.add("__floe_ins_" + m + "_" + suffix);
         deleted.add("__floe_del_" + m + "_" + suffix);
         expand(zsets.get(m).filter(col(WEIGHT).gt(0)), false).createOrReplaceTempView(inserted.get(m));
-        expand(zsets.get(m).filter(col(WEIGHT).lt(0)), true).createOrReplaceTempView(deleted.get(m));
+        Column removed = appends.get(m) ? lit(false) : col(WEIGHT).lt(0);
+        expand(zsets.get(m).filter(removed), true).createOrReplaceTempView(deleted.get(m));
       }
       views.addAll(inserted);
       views.addAll(deleted);
