@@ -357,6 +357,9 @@ public final class RefreshExecutor {
           strategy = strategy == null ? "FULL: " + inspection.unsupportedReason().get() : strategy;
         } else if (inspection.operations().stream().allMatch("replace"::equals)) {
           detail += ": compaction only, nothing to read";
+        } else if (inspection.operations().contains("replace")) {
+          detail += ": read the changed data files only; the commits between compactions run by run,"
+              + " where that reads less than the files the compactions rewrote";
         } else {
           detail += ": read the changed data files only";
         }

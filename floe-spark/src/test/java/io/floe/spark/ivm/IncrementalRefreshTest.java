@@ -84,6 +84,10 @@ class IncrementalRefreshTest {
     spark.sql("INSERT INTO t VALUES (7, 'd', 7.00, 'x')");
     spark.sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".t', options => map('rewrite-all','true'))");
     spark.sql("INSERT INTO t VALUES (8, 'd', 8.00, 'y')");
+    assertThat(spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW lin").collectAsList())
+        .filteredOn(r -> r.getString(0).startsWith("source "))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getString(1)).contains("(append, replace, append)").contains("run by run"));
     Row around = refresh("lin");
     assertThat(around.getString(1)).isEqualTo("INCREMENTAL");
     assertThat(around.getLong(3)).as("rows read").isEqualTo(2);
