@@ -170,10 +170,13 @@ public final class IncrementalRefresh {
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
+        // A definition that recomputes its touched groups builds their maps from the sources.
         Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
-        for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-          distinct.put(
-              column, terms(mv, column.valueCounts(), DistinctState.countColumns(keys), sources, oldSources, moved, changed));
+        if (!shape.recomputesGroups()) {
+          for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
+            distinct.put(
+                column, terms(mv, column.valueCounts(), DistinctState.countColumns(keys), sources, oldSources, moved, changed));
+          }
         }
         Dataset<Row> affected =
             terms.inserted().select(StorageLayout.columns(keys)).union(terms.deleted().select(StorageLayout.columns(keys))).distinct().localCheckpoint(true);
@@ -459,7 +462,6 @@ public final class IncrementalRefresh {
   private static List<String> groupColumns(MaterializedView mv) {
     return storageColumnsWithout(mv, StorageLayout.KEY).stream().filter(c -> !StorageLayout.isDistinctState(c)).toList();
   }
-
 
   // LINEAR: consolidated rows with weights, keyed by a hash of their values.
 
