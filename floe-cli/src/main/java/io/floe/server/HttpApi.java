@@ -116,6 +116,7 @@ final class HttpApi {
       entry.put("fresh", view.freshness().fresh());
       entry.put("freshness", view.freshness().describe());
       entry.put("stale-reasons", view.freshness().staleReasons());
+      entry.put("unrecorded-commits", view.freshness().unrecordedCommits());
       entry.put("schedule", view.schedule().map(Schedule::toSql).orElse(null));
       entry.put("next-refresh", server.scheduler().nextFireTime(view).map(Instant::toString).orElse(null));
       entry.put("last-refresh-type", view.lastRefreshType().orElse(null));

@@ -66,11 +66,14 @@ final class Scheduler {
   }
 
   /**
-   * Whether the view is stale for a reason of its own: a source moved or the definition changed.
-   * Freshness also reports an upstream view that is stale; the planner cascades those itself.
+   * Whether the view is stale for a reason of its own (a source moved or the definition changed),
+   * or a source was compacted since its refresh: that refresh changes no row but records the new
+   * snapshot, so that expiring the recorded one cannot force a full refresh later. Freshness also
+   * reports an upstream view that is stale; the planner cascades those itself.
    */
   private static boolean ownSourcesMoved(ViewStatus view) {
-    return view.freshness().staleReasons().stream().anyMatch(reason -> !reason.startsWith("upstream "));
+    return !view.freshness().unrecordedCommits().isEmpty()
+        || view.freshness().staleReasons().stream().anyMatch(reason -> !reason.startsWith("upstream "));
   }
 
   private ScheduledView scheduledView(ViewStatus view) {

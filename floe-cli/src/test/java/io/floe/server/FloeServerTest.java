@@ -117,6 +117,32 @@ class FloeServerTest {
   }
 
   @Test
+  void aCompactedSourceIsRecordedByAnOnChangeRefreshThatChangesNoRow() throws Exception {
+    spark.sql("CREATE TABLE " + q("compacted") + " (id INT, amount INT)");
+    spark.sql("INSERT INTO " + q("compacted") + " VALUES (1, 5)");
+    spark.sql("INSERT INTO " + q("compacted") + " VALUES (2, 3)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("compacted_mv") + " SCHEDULE REFRESH ON CHANGE AS "
+        + "SELECT id, amount FROM " + q("compacted") + " WHERE amount > 0");
+    long refreshes = spark.sql("SHOW REFRESHES FOR " + q("compacted_mv")).count();
+
+    spark.sql("CALL lake.system.rewrite_data_files(table => '" + q("compacted") + "', options => map('rewrite-all', 'true'))");
+
+    long compaction = spark.sql("SELECT snapshot_id FROM " + q("compacted") + ".snapshots WHERE operation = 'replace'")
+        .first().getLong(0);
+    waitFor(() -> spark.sql("SHOW REFRESHES FOR " + q("compacted_mv")).count(), n -> n > refreshes);
+    JsonNode recorded = view(q("compacted_mv"));
+    assertThat(recorded.path("fresh").asBoolean()).isTrue();
+    assertThat(recorded.path("unrecorded-commits").isArray()).isTrue();
+    assertThat(recorded.path("unrecorded-commits")).isEmpty();
+    assertThat(recorded.path("freshness").asText()).isEqualTo("FRESH");
+    org.apache.spark.sql.Row last = spark.sql("SHOW REFRESHES FOR " + q("compacted_mv") + " LIMIT 1").first();
+    assertThat(spark.sql("SHOW REFRESHES FOR " + q("compacted_mv")).count()).isEqualTo(refreshes + 1);
+    assertThat(last.<String>getAs("trigger")).isEqualTo("CHANGE");
+    assertThat(last.<Long>getAs("rows_written")).isZero();
+    assertThat(last.<String>getAs("sources_after")).contains(String.valueOf(compaction));
+  }
+
+  @Test
   void apiListsViewsWithFreshnessScheduleAndLastRefreshAndRefreshesOnRequest() throws Exception {
     spark.sql("CREATE TABLE " + q("trips") + " (city STRING, fare INT)");
     spark.sql("INSERT INTO " + q("trips") + " VALUES ('Osaka', 10)");

@@ -9,13 +9,20 @@ import java.util.Optional;
  * current states and, if not, why: which source moved, or that the definition changed.
  *
  * <p>A view is fresh when its last refresh was made under the current view version and every
- * recorded source state equals the catalog's current state; an MV source must also be fresh
- * itself.
+ * recorded source state holds the same rows as the catalog's current state; an MV source must also
+ * be fresh itself. A source whose commits since the refresh changed no row (compactions) leaves the
+ * view fresh, with a note in {@link #unrecordedCommits()}: the next refresh records the source's new
+ * snapshot without changing the view, so that expiring the old one cannot force a full refresh.
  */
-public record Freshness(boolean fresh, List<String> staleReasons) {
+public record Freshness(boolean fresh, List<String> staleReasons, List<String> unrecordedCommits) {
 
   public Freshness {
     staleReasons = List.copyOf(staleReasons);
+    unrecordedCommits = List.copyOf(unrecordedCommits);
+  }
+
+  public Freshness(boolean fresh, List<String> staleReasons) {
+    this(fresh, staleReasons, List.of());
   }
 
   /** Looks up the current state of sources and the freshness of upstream MVs. */
@@ -25,6 +32,14 @@ public record Freshness(boolean fresh, List<String> staleReasons) {
 
     /** The freshness of the materialized view that a view source names. */
     Freshness upstream(SourceState viewSource);
+
+    /**
+     * Whether a table source holds the same rows at its recorded and its current snapshot (the
+     * commits between them only rewrote files). Without this knowledge, no.
+     */
+    default boolean sameRows(SourceState recorded, SourceState current) {
+      return false;
+    }
   }
 
   public static Freshness ofFresh() {
@@ -49,6 +64,7 @@ public record Freshness(boolean fresh, List<String> staleReasons) {
     }
     RefreshState state = recorded.get();
     List<String> reasons = new ArrayList<>();
+    List<String> unrecorded = new ArrayList<>();
     if (state.viewVersionId() != currentViewVersionId) {
       reasons.add(
           "definition changed since the last refresh (view version "
@@ -63,7 +79,14 @@ public record Freshness(boolean fresh, List<String> staleReasons) {
         reasons.add("source " + source.qualifiedName() + " was dropped");
         continue;
       }
-      source.describeChangeTo(current.get()).ifPresent(change -> reasons.add("source " + change));
+      Optional<String> change = source.describeChangeTo(current.get());
+      if (change.isPresent() && source.onlySnapshotDiffers(current.get()) && sources.sameRows(source, current.get())) {
+        unrecorded.add(
+            "source " + source.qualifiedName() + " was compacted since the last refresh (snapshot "
+                + source.snapshotId().orElse(null) + " → " + current.get().snapshotId().orElse(null) + "), no row changed");
+      } else {
+        change.ifPresent(c -> reasons.add("source " + c));
+      }
       if (source.type() == SourceState.Type.VIEW) {
         Freshness upstream = sources.upstream(source);
         if (!upstream.fresh()) {
@@ -72,11 +95,17 @@ public record Freshness(boolean fresh, List<String> staleReasons) {
         }
       }
     }
-    return reasons.isEmpty() ? ofFresh() : new Freshness(false, reasons);
+    return new Freshness(reasons.isEmpty(), reasons, unrecorded);
   }
 
-  /** {@code FRESH}, or {@code STALE: reason; reason}. */
+  /**
+   * {@code FRESH}, {@code FRESH (note; note)} when sources were compacted since the refresh, or
+   * {@code STALE: reason; reason}.
+   */
   public String describe() {
-    return fresh ? "FRESH" : "STALE: " + String.join("; ", staleReasons);
+    if (!fresh) {
+      return "STALE: " + String.join("; ", staleReasons);
+    }
+    return unrecordedCommits.isEmpty() ? "FRESH" : "FRESH (" + String.join("; ", unrecordedCommits) + ")";
   }
 }

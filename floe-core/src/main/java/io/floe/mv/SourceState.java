@@ -117,6 +117,20 @@ public final class SourceState {
    * Why {@code current} differs from this recorded state, in words a user can act on, or empty
    * when it does not.
    */
+  /**
+   * Whether {@code current} is this table at another snapshot and nothing else differs: same table,
+   * same schema, both snapshots present.
+   */
+  public boolean onlySnapshotDiffers(SourceState current) {
+    return type == Type.TABLE
+        && current.type == Type.TABLE
+        && uuid.equals(current.uuid)
+        && Objects.equals(schemaId, current.schemaId)
+        && snapshotId != null
+        && current.snapshotId != null
+        && !snapshotId.equals(current.snapshotId);
+  }
+
   public Optional<String> describeChangeTo(SourceState current) {
     if (!uuid.equals(current.uuid)) {
       return Optional.of(qualifiedName() + " was dropped and re-created");

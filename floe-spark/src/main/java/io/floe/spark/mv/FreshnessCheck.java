@@ -2,6 +2,7 @@ package io.floe.spark.mv;
 
 import io.floe.mv.Freshness;
 import io.floe.mv.SourceState;
+import io.floe.spark.capture.ChangeCapture;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -33,6 +34,17 @@ public final class FreshnessCheck {
       public Optional<SourceState> current(SourceState recorded) {
         ResolvedName name = locate(mv, recorded);
         return recorded.type() == SourceState.Type.TABLE ? currentTable(name) : currentView(name);
+      }
+
+      @Override
+      public boolean sameRows(SourceState recorded, SourceState current) {
+        ResolvedName name = locate(mv, recorded);
+        try {
+          Table table = name.catalog().loadTable(name.identifier());
+          return ChangeCapture.sameRows(table, recorded.snapshotId().orElseThrow(), current.snapshotId().orElseThrow());
+        } catch (NoSuchTableException e) {
+          return false;
+        }
       }
 
       @Override

@@ -2,6 +2,7 @@ package io.floe.spark.mv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -42,6 +43,36 @@ class FreshnessAndNestingTest extends MvTestSupport {
 
     assertThat(freshness("silver")).isEqualTo("FRESH");
     assertSameRows("SELECT * FROM silver", SILVER_QUERY, 4);
+  }
+
+  @Test
+  void compactingASourceLeavesTheViewFreshWithANoteUntilARefreshRecordsTheNewSnapshot() {
+    sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".bronze', options => map('rewrite-all', 'true'))");
+
+    assertThat(freshness("silver"))
+        .startsWith("FRESH (")
+        .contains("source " + q("bronze") + " was compacted since the last refresh")
+        .contains("no row changed");
+    assertThat(sql("SHOW MATERIALIZED VIEWS"))
+        .filteredOn(r -> r.getString(1).equals("silver"))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getString(4)).startsWith("FRESH (").contains(q("bronze")));
+    assertThat(freshness("gold")).as("silver's storage did not move").isEqualTo("FRESH");
+
+    Row refreshed = sql("REFRESH MATERIALIZED VIEW silver").get(0);
+
+    assertThat(refreshed.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(refreshed.getLong(4)).as("rows written").isZero();
+    assertThat(freshness("silver")).isEqualTo("FRESH");
+    assertSameRows("SELECT * FROM silver", SILVER_QUERY, 3);
+  }
+
+  @Test
+  void aCompactionAndAnInsertMakeTheViewStale() {
+    sql("CALL lake.system.rewrite_data_files(table => '" + ns + ".bronze', options => map('rewrite-all', 'true'))");
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+
+    assertThat(freshness("silver")).startsWith("STALE: ").contains("source " + q("bronze") + " has new commits");
   }
 
   @Test
