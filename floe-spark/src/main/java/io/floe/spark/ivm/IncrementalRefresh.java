@@ -23,6 +23,7 @@ import io.floe.refresh.RefreshType;
 import io.floe.spark.refresh.ExpectationCheck;
 import io.floe.spark.Scala;
 import io.floe.spark.capture.CapturedChange;
+import io.floe.spark.capture.ChangeFeed;
 import io.floe.spark.capture.ChangeCapture;
 import io.floe.spark.capture.ChangeKind;
 import io.floe.spark.mv.MaterializedView;
@@ -131,7 +132,9 @@ public final class IncrementalRefresh {
         return new Fallback("source " + source.name() + " has no snapshot");
       }
       CapturedChange change =
-          capture(source, shape, readSnapshot).capture(source.table(), sparkName(source), from, to);
+          fromFeed(source, from, to)
+              .<CapturedChange>map(d -> d)
+              .orElseGet(() -> capture(source, shape, readSnapshot).capture(source.table(), sparkName(source), from, to));
       if (change instanceof CapturedChange.Unsupported) {
         return new Fallback(((CapturedChange.Unsupported) change).reason());
       }
@@ -164,6 +167,7 @@ public final class IncrementalRefresh {
     try {
       Summary summary;
       String merge;
+      Optional<FeedEntry> feed = Optional.empty();
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
         ChangeViews changed = ChangeViews.of(zsets, appends, suffix, views);
@@ -221,8 +225,9 @@ public final class IncrementalRefresh {
         rows.createOrReplaceTempView(changes);
         summary = linearSummary(mv, rows);
         merge = linearMerge(mv, changes, changedKeys(rows), summary.bounds());
+        feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
       }
-      long snapshot = commitMerge(mv, storage, readSnapshot, merge, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
       return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
@@ -877,12 +882,41 @@ public final class IncrementalRefresh {
 
   // Commits.
 
+  /**
+   * A change to record in the storage table's {@link ChangeFeed}: its rows in the storage columns,
+   * the multiplicity column holding the signed change, and whether it only adds rows.
+   */
+  private record FeedEntry(Dataset<Row> rows, boolean addsOnly) {}
+
+  /** A computed change of a {@link StorageLayout#ROWS} storage as feed rows: its weight as the multiplicity. */
+  private static Dataset<Row> feedRows(MaterializedView mv, Dataset<Row> change) {
+    List<Column> columns = new ArrayList<>(List.of(StorageLayout.columns(mv.viewColumns())));
+    columns.add(col(WEIGHT).as(StorageLayout.COUNT));
+    columns.add(col(StorageLayout.quote(StorageLayout.KEY)));
+    return change.select(columns.toArray(new Column[0]));
+  }
+
+  /**
+   * The change of a source MV with {@link StorageLayout#ROWS} storage from the feed its refreshes
+   * recorded, when the feed holds the whole range; reading it costs the change's size, not that of
+   * the storage files it touched.
+   */
+  private Optional<CapturedChange.Delta> fromFeed(Source source, Long from, long to) {
+    if (from == null || source.materializedView().map(m -> m.layout() != StorageLayout.ROWS).orElse(true)) {
+      return Optional.empty();
+    }
+    return ChangeFeed.capture(spark, source.table(), sparkName(source), from, to, StorageLayout.COUNT);
+  }
+
   private long commitMerge(
-      MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, String stateJson, ChangeKind kind,
-      List<ExpectationResult> expectations) {
+      MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, Optional<FeedEntry> feed, String stateJson,
+      ChangeKind kind, List<ExpectationResult> expectations) {
     Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase(), expectations);
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
+      if (feed.isPresent()) {
+        properties.put(ChangeFeed.SNAPSHOT_PROPERTY, String.valueOf(recordInFeed(mv, storage, feed.get())));
+      }
       String target = commit.sparkName(mv.storageName().quoted());
       StorageWriteGuard.allowWritesTo(
           storage.uuid().toString(),
@@ -895,12 +929,37 @@ public final class IncrementalRefresh {
     }
   }
 
+  /**
+   * Appends a change to the storage table's feed branch and returns the feed snapshot. A refresh
+   * that then loses the race for main leaves an entry no main snapshot refers to, which {@link
+   * ChangeFeed#trim} drops.
+   */
+  private long recordInFeed(MaterializedView mv, Table storage, FeedEntry entry) {
+    ChangeFeed.ensureBranch(storage);
+    String token = UUID.randomUUID().toString();
+    Map<String, String> properties =
+        Map.of(ChangeFeed.TOKEN_PROPERTY, token, ChangeFeed.ADDS_ONLY_PROPERTY, String.valueOf(entry.addsOnly()));
+    String branch = mv.storageName().quoted() + ".`branch_" + ChangeFeed.BRANCH + "`";
+    StorageWriteGuard.allowWritesTo(
+        storage.uuid().toString(),
+        () -> CommitMetadata.withCommitProperties(properties, () -> {
+          try {
+            entry.rows().writeTo(branch).append();
+          } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
+            throw new IllegalStateException("The change feed branch of " + mv.storageName() + " is missing", e);
+          }
+          return null;
+        }, RuntimeException.class));
+    return ChangeFeed.appendedWith(storage, token);
+  }
+
   /** Records the new source states without changing any row: the sources moved, their data did not. */
   private static long commitStateOnly(
       Table storage, Snapshot readSnapshot, String stateJson, List<ExpectationResult> expectations) {
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       var append = storage.newAppend().toBranch(commit.branch());
       summary(stateJson, "incremental: no data change", expectations).forEach(append::set);
+      append.set(ChangeFeed.SNAPSHOT_PROPERTY, ChangeFeed.NONE);
       append.commit();
       return commit.publish();
     }

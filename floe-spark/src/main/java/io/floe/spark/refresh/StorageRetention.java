@@ -2,6 +2,7 @@ package io.floe.spark.refresh;
 
 import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
+import io.floe.spark.capture.ChangeFeed;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import java.util.HashSet;
@@ -35,6 +36,9 @@ import org.slf4j.LoggerFactory;
  *   <li>for each materialized view that reads this one, the snapshot its last refresh recorded and
  *       all later ones, so that its next refresh can still read this view's change.
  * </ul>
+ *
+ * After an expiry, the changes no remaining snapshot refers to are dropped from the table's {@link
+ * ChangeFeed}, so that a later expiry deletes their files too.
  *
  * Expiry runs once at least {@value #BATCH} snapshots can go, so that it costs one commit per
  * {@value #BATCH} refreshes, not one each. Storage tables also delete their superseded metadata
@@ -100,6 +104,11 @@ public final class StorageRetention {
     }
     storage.expireSnapshots().expireOlderThan(cutoff).retainLast(keep).commit();
     LOG.info("Expired {} snapshots of {} older than {}", expirable, storage.name(), cutoff);
+    // The changes recorded for the expired snapshots leave the feed; the next expiry deletes them.
+    int dropped = ChangeFeed.trim(storage);
+    if (dropped > 0) {
+      LOG.info("Dropped {} change files no snapshot of {} refers to from its change feed", dropped, storage.name());
+    }
     return expirable;
   }
 

@@ -104,13 +104,40 @@ class StorageRetentionTest extends MvTestSupport {
     int expired = expireNow();
     assertThat(expired).isPositive();
 
-    storage = table("a__storage");
+    Table expiredStorage = table("a__storage");
+    storage = expiredStorage;
     List<Long> kept = new ArrayList<>();
     storage.snapshots().forEach(s -> kept.add(s.snapshotId()));
     assertThat(kept).as("b's recorded snapshot of a").contains(recorded);
     Snapshot oldest = storage.snapshot(recorded);
     storage.snapshots().forEach(s -> assertThat(s.timestampMillis()).isGreaterThanOrEqualTo(oldest.timestampMillis()));
-    assertThat(kept).hasSize(before - expired).hasSize(3);
+    List<Long> main = new ArrayList<>();
+    org.apache.iceberg.util.SnapshotUtil.currentAncestors(storage).forEach(s -> main.add(s.snapshotId()));
+    assertThat(main).hasSize(3);
+    // The rest is the change feed branch: the changes b still needs (those of the two refreshes
+    // after its recorded snapshot; the earlier ones expired) and the commit that then dropped the
+    // expired ones from the branch.
+    Snapshot feedHead = storage.snapshot(storage.refs().get(io.floe.spark.capture.ChangeFeed.BRANCH).snapshotId());
+    List<Long> feed = new ArrayList<>();
+    org.apache.iceberg.util.SnapshotUtil.ancestorIds(feedHead, expiredStorage::snapshot).forEach(feed::add);
+    assertThat(kept).containsExactlyInAnyOrderElementsOf(
+        java.util.stream.Stream.concat(main.stream(), feed.stream()).distinct().toList());
+    assertThat(feed).hasSize(3);
+    long recordedEntries = main.stream()
+        .map(id -> expiredStorage.snapshot(id).summary().get(io.floe.spark.capture.ChangeFeed.SNAPSHOT_PROPERTY))
+        .filter(entry -> entry != null && !entry.equals(io.floe.spark.capture.ChangeFeed.NONE))
+        .filter(entry -> expiredStorage.snapshot(Long.parseLong(entry)) != null)
+        .count();
+    // Those b needs, from its recorded snapshot on, are all there.
+    assertThat(recordedEntries).isEqualTo(2);
+    int feedFiles = 0;
+    try (var files = storage.newScan().useRef(io.floe.spark.capture.ChangeFeed.BRANCH).planFiles()) {
+      for (var ignored : files) {
+        feedFiles++;
+      }
+    }
+    assertThat(feedFiles).isEqualTo(recordedEntries);
+    assertThat(before - expired).isGreaterThanOrEqualTo(main.size());
     // The first refresh's files were replaced by the full refresh; only expired snapshots used them.
     for (String file : firstFiles) {
       assertThat(Path.of(URI.create(file))).doesNotExist();
