@@ -94,6 +94,14 @@ final class DefinitionGenerator {
     this.random = random;
   }
 
+  /**
+   * Every column of {@code source}, filtered now and then: an upstream MV whose rows the other
+   * shapes' definitions can read like a source table's.
+   */
+  OracleDefinition upstream(String source) {
+    return new OracleDefinition(OracleShape.LINEAR, "SELECT * FROM {" + source + "}" + optionalWhere(3), List.of(source), "k2");
+  }
+
   /** Filters, projections and sometimes a generator over {@code source}. */
   OracleDefinition linear(String source) {
     List<String> select = pick(LINEAR_COLUMNS, 2 + random.nextInt(4));

@@ -47,7 +47,9 @@ import org.junit.jupiter.api.TestFactory;
  * window functions with or without a selected PARTITION BY, HAVING, LEFT/RIGHT/FULL outer join
  * with or without a selected equi-join key, global aggregate, subquery, GROUP BY with an
  * unselected key;
- * consecutive seeds take them in turn). Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
+ * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
+ * upstream MV of every column of a source (filtered now and then), whose change it reads from the
+ * upstream's change feed or storage files; the upstream's storage is compacted now and then. Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
  * random INSERTs (exact duplicates included), UPDATEs, DELETEs (whole groups now and then), MERGEs
  * or compactions, then refreshes most views, some of them twice in a row.
  *
@@ -63,7 +65,8 @@ import org.junit.jupiter.api.TestFactory;
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at
  *       their current snapshots;
  *   <li>the view equals its definition recomputed with every source read {@code VERSION AS OF}
- *       the recorded snapshot: {@code EXCEPT ALL} empty both ways, checked in one pass as a
+ *       the recorded snapshot (an upstream MV: its definition at the source snapshots recorded by
+ *       the refresh that wrote the recorded storage snapshot): {@code EXCEPT ALL} empty both ways, checked in one pass as a
  *       per-row count difference; DOUBLE columns rounded to 6 decimals on both sides, since
  *       incremental sums add in another order; DECIMALs exact. A NO_CHANGE refresh commits
  *       nothing, so its rows are the ones compared after the previous refresh.
@@ -136,14 +139,21 @@ public class DifferentialOracleTest {
   private static final class OracleView {
     final String name;
     final OracleDefinition definition;
+    /** The MV its definition reads in place of its source table, or null. */
+    final OracleView upstream;
     Map<String, Long> recordedSnapshots = Map.of();
     List<String> comparedColumns = List.of();
     List<String> comparedNames = List.of();
     Long verifiedStorageSnapshot;
 
     OracleView(String name, OracleDefinition definition) {
+      this(name, definition, null);
+    }
+
+    OracleView(String name, OracleDefinition definition, OracleView upstream) {
       this.name = name;
       this.definition = definition;
+      this.upstream = upstream;
     }
   }
 
@@ -209,11 +219,21 @@ public class DifferentialOracleTest {
               definitions.aggregate(randomSource()),
               definitions.rotatingShape((int) (2 * seed)),
               definitions.rotatingShape((int) (2 * seed + 1)));
+      List<OracleView> created = new ArrayList<>();
       for (int i = 0; i < chosen.size(); i++) {
         OracleDefinition definition = chosen.get(i);
-        OracleView view = new OracleView("mv" + (i + 1) + "_" + definition.shape().name().toLowerCase(), definition);
+        created.add(new OracleView("mv" + (i + 1) + "_" + definition.shape().name().toLowerCase(), definition));
+      }
+      // An MV over an MV: a linear or aggregate definition reading an upstream MV of every column.
+      String nestedSource = randomSource();
+      OracleView upstream = new OracleView("mv5_upstream", definitions.upstream(nestedSource));
+      OracleDefinition nested = random.nextBoolean() ? definitions.linear(nestedSource) : definitions.aggregate(nestedSource);
+      created.add(upstream);
+      created.add(new OracleView("mv6_" + nested.shape().name().toLowerCase() + "_over_mv5", nested, upstream));
+      for (OracleView view : created) {
+        OracleDefinition definition = view.definition;
         views.add(view);
-        execute("CREATE MATERIALIZED VIEW " + q(view.name) + storageClauses(definition) + " AS " + definition.sql(this::q));
+        execute("CREATE MATERIALIZED VIEW " + q(view.name) + storageClauses(definition) + " AS " + definition.sql(t -> reference(view, t)));
         view.comparedColumns = comparedColumns(view);
         view.comparedNames =
             Arrays.stream(spark.table(q(view.name)).schema().names())
@@ -225,6 +245,11 @@ public class DifferentialOracleTest {
         int changes = 1 + random.nextInt(3);
         for (int i = 0; i < changes; i++) {
           change(randomSource());
+        }
+        if (random.nextInt(5) == 0) {
+          // A compaction of the upstream MV's storage, between the refreshes its reader sees.
+          execute("CALL lake.system.rewrite_data_files(table => '" + ns + ".mv5_upstream__storage',"
+              + " options => map('rewrite-all', 'true'))");
         }
         List<OracleView> order = new ArrayList<>(views);
         Collections.shuffle(order, random);
@@ -274,8 +299,18 @@ public class DifferentialOracleTest {
       spark.sql(sql).collectAsList();
     }
 
+    /** What a view's definition reads for source {@code table}: the table, or its upstream MV. */
+    private String reference(OracleView view, String table) {
+      return view.upstream == null ? q(table) : q(view.upstream.name);
+    }
+
+    /** The current snapshots of what the view reads: its source tables, or its upstream's storage. */
+    private Map<String, Long> sourceSnapshots(OracleView view) {
+      return currentSnapshots(view.upstream == null ? view.definition.sources() : List.of(view.upstream.name + "__storage"));
+    }
+
     private void refreshAndVerify(OracleView view, String when) {
-      Map<String, Long> before = currentSnapshots(view.definition.sources());
+      Map<String, Long> before = sourceSnapshots(view);
       boolean sourcesMoved = !before.equals(view.recordedSnapshots);
       String expectedType =
           !sourcesMoved ? "NO_CHANGE" : view.definition.shape().incremental() ? "INCREMENTAL" : "FULL";
@@ -320,12 +355,15 @@ public class DifferentialOracleTest {
       Map<String, Long> recorded = new TreeMap<>();
       for (SourceState source : RefreshStateParser.fromJson(stateJson).sourceStates()) {
         check(
-            source.type() == SourceState.Type.TABLE && source.namespace().equals(List.of(ns)),
-            "refresh state of %s should record the tables of namespace %s only, recorded %s",
+            source.namespace().equals(List.of(ns))
+                && (source.type() == SourceState.Type.TABLE || view.upstream != null && source.name().equals(view.upstream.name)),
+            "refresh state of %s should record the tables (and the upstream MV) of namespace %s only, recorded %s",
             context, ns, source);
-        recorded.put(source.name(), source.snapshotId().orElse(null));
+        if (source.type() == SourceState.Type.TABLE) {
+          recorded.put(source.name(), source.snapshotId().orElse(null));
+        }
       }
-      Map<String, Long> now = currentSnapshots(view.definition.sources());
+      Map<String, Long> now = sourceSnapshots(view);
       check(
           recorded.equals(now),
           "refresh state of %s should record the sources at their current snapshots %s, recorded %s",
@@ -343,8 +381,7 @@ public class DifferentialOracleTest {
       String columns = String.join(", ", view.comparedColumns);
       String actual = "SELECT " + columns + " FROM " + q(view.name);
       String recomputed =
-          "SELECT " + columns + " FROM (" + view.definition.sql(t -> q(t) + " VERSION AS OF " + pinned.get(t))
-              + ") AS recomputed";
+          "SELECT " + columns + " FROM (" + view.definition.sql(t -> pinnedReference(view, pinned, t)) + ") AS recomputed";
       String extra = "(" + actual + ") EXCEPT ALL (" + recomputed + ")";
       String missing = "(" + recomputed + ") EXCEPT ALL (" + actual + ")";
       // One pass for both directions: A EXCEPT ALL B and B EXCEPT ALL A are both empty exactly
@@ -368,6 +405,27 @@ public class DifferentialOracleTest {
               pinned,
               sample(extra),
               sample(missing)));
+    }
+
+    /**
+     * Source {@code table} of the view read at its pinned snapshot. For a view over an upstream
+     * MV, the upstream's definition recomputed at the source snapshots recorded by the upstream
+     * refresh that wrote the pinned storage snapshot (or, after a compaction, the last one before).
+     */
+    private String pinnedReference(OracleView view, Map<String, Long> pinned, String table) {
+      if (view.upstream == null) {
+        return q(table) + " VERSION AS OF " + pinned.get(table);
+      }
+      org.apache.iceberg.Table storage = iceberg().loadTable(TableIdentifier.of(ns, view.upstream.name + "__storage"));
+      Snapshot snapshot = storage.snapshot(pinned.get(view.upstream.name + "__storage"));
+      while (snapshot.summary().get(RefreshState.SUMMARY_KEY) == null) {
+        snapshot = storage.snapshot(snapshot.parentId());
+      }
+      Map<String, Long> upstreamPinned = new TreeMap<>();
+      for (SourceState source : RefreshStateParser.fromJson(snapshot.summary().get(RefreshState.SUMMARY_KEY)).sourceStates()) {
+        upstreamPinned.put(source.name(), source.snapshotId().orElse(null));
+      }
+      return "(" + view.upstream.definition.sql(t -> q(t) + " VERSION AS OF " + upstreamPinned.get(t)) + ") AS upstream";
     }
 
     private List<String> sample(String query) {
@@ -396,7 +454,7 @@ public class DifferentialOracleTest {
 
     private String describe(OracleView view, String when) {
       return "seed " + seed + ", " + when + ", " + view.name + " (" + view.definition.shape() + "): "
-          + view.definition.sql(this::q);
+          + view.definition.sql(t -> reference(view, t));
     }
 
     private static void check(boolean condition, String format, Object... args) {
