@@ -247,9 +247,7 @@ public class DifferentialOracleTest {
           change(randomSource());
         }
         if (random.nextInt(5) == 0) {
-          // A compaction of the upstream MV's storage, between the refreshes its reader sees.
-          execute("CALL lake.system.rewrite_data_files(table => '" + ns + ".mv5_upstream__storage',"
-              + " options => map('rewrite-all', 'true'))");
+          compactUpstreamStorage(upstream);
         }
         List<OracleView> order = new ArrayList<>(views);
         Collections.shuffle(order, random);
@@ -266,6 +264,20 @@ public class DifferentialOracleTest {
             refreshAndVerify(view, "step " + step + ", refreshed again");
           }
         }
+      }
+    }
+
+    /**
+     * Compacts the upstream MV's storage, between the refreshes its reader sees. The rows stay the
+     * ones verified last, now at the compaction's snapshot.
+     */
+    private void compactUpstreamStorage(OracleView upstream) {
+      TableIdentifier storage = TableIdentifier.of(ns, upstream.name + "__storage");
+      long before = iceberg().loadTable(storage).currentSnapshot().snapshotId();
+      execute("CALL lake.system.rewrite_data_files(table => '" + ns + "." + upstream.name + "__storage',"
+          + " options => map('rewrite-all', 'true'))");
+      if (Objects.equals(upstream.verifiedStorageSnapshot, before)) {
+        upstream.verifiedStorageSnapshot = iceberg().loadTable(storage).currentSnapshot().snapshotId();
       }
     }
 
@@ -350,7 +362,7 @@ public class DifferentialOracleTest {
           refreshSnapshotId == null || refreshSnapshotId == current.snapshotId(),
           "storage snapshot of %s should be the one the refresh returned, %s, but is %s",
           context, refreshSnapshotId, current.snapshotId());
-      String stateJson = current.summary().get(RefreshState.SUMMARY_KEY);
+      String stateJson = refreshStateAt(iceberg().loadTable(TableIdentifier.of(ns, view.name + "__storage")), current);
       check(stateJson != null, "storage snapshot of %s should carry a refresh-state: %s", context, current.summary());
       Map<String, Long> recorded = new TreeMap<>();
       for (SourceState source : RefreshStateParser.fromJson(stateJson).sourceStates()) {
@@ -417,15 +429,24 @@ public class DifferentialOracleTest {
         return q(table) + " VERSION AS OF " + pinned.get(table);
       }
       org.apache.iceberg.Table storage = iceberg().loadTable(TableIdentifier.of(ns, view.upstream.name + "__storage"));
-      Snapshot snapshot = storage.snapshot(pinned.get(view.upstream.name + "__storage"));
-      while (snapshot.summary().get(RefreshState.SUMMARY_KEY) == null) {
-        snapshot = storage.snapshot(snapshot.parentId());
-      }
+      String state = refreshStateAt(storage, storage.snapshot(pinned.get(view.upstream.name + "__storage")));
       Map<String, Long> upstreamPinned = new TreeMap<>();
-      for (SourceState source : RefreshStateParser.fromJson(snapshot.summary().get(RefreshState.SUMMARY_KEY)).sourceStates()) {
+      for (SourceState source : RefreshStateParser.fromJson(state).sourceStates()) {
         upstreamPinned.put(source.name(), source.snapshotId().orElse(null));
       }
       return "(" + view.upstream.definition.sql(t -> q(t) + " VERSION AS OF " + upstreamPinned.get(t)) + ") AS upstream";
+    }
+
+    /**
+     * The refresh state of a storage snapshot: its own, or under compactions of the storage (which
+     * change no row), that of the refresh they descend from; null when there is none.
+     */
+    private static String refreshStateAt(org.apache.iceberg.Table storage, Snapshot snapshot) {
+      while (snapshot != null && snapshot.summary().get(RefreshState.SUMMARY_KEY) == null
+          && "replace".equals(snapshot.operation()) && snapshot.parentId() != null) {
+        snapshot = storage.snapshot(snapshot.parentId());
+      }
+      return snapshot == null ? null : snapshot.summary().get(RefreshState.SUMMARY_KEY);
     }
 
     private List<String> sample(String query) {
