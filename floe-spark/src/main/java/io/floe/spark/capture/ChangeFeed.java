@@ -18,6 +18,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.spark.SparkSchemaUtil;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -25,6 +26,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -151,6 +153,7 @@ public final class ChangeFeed {
     List<String> operations = found.get().operations();
     boolean addsOnly = found.get().addsOnly();
     Schema schema = SnapshotUtil.schemaFor(table, toInclusive);
+    StructType sparkSchema = SparkSchemaUtil.convert(schema);
     List<FileScanTask> tasks = new ArrayList<>();
     for (long feed : feedSnapshots) {
       try (CloseableIterable<FileScanTask> added =
@@ -162,12 +165,12 @@ public final class ChangeFeed {
     }
     if (tasks.isEmpty()) {
       Dataset<Row> empty =
-          spark.createDataFrame(List.of(), org.apache.iceberg.spark.SparkSchemaUtil.convert(schema).add(ChangeCapture.WEIGHT, "bigint"));
+          spark.createDataFrame(List.of(), sparkSchema.add(ChangeCapture.WEIGHT, "bigint"));
       return Optional.of(new CapturedChange.Delta(empty, ChangeKind.NONE, 0, operations));
     }
     long rows = tasks.stream().mapToLong(t -> t.file().recordCount()).sum();
     List<Column> columns = new ArrayList<>();
-    for (StructField field : org.apache.iceberg.spark.SparkSchemaUtil.convert(schema).fields()) {
+    for (StructField field : sparkSchema.fields()) {
       Column value = functions.col(quoted(field.name()));
       columns.add(field.name().equals(multiplicity) ? functions.lit(1L).cast(field.dataType()).as(field.name()) : value);
     }

@@ -902,10 +902,23 @@ public final class IncrementalRefresh {
    * the storage files it touched.
    */
   private Optional<CapturedChange.Delta> fromFeed(Source source, Long from, long to) {
-    if (from == null || source.materializedView().map(m -> m.layout() != StorageLayout.ROWS).orElse(true)) {
+    if (!recordsFeed(source, from)) {
       return Optional.empty();
     }
     return ChangeFeed.capture(spark, source.table(), sparkName(source), from, to, StorageLayout.COUNT);
+  }
+
+  /**
+   * Whether the change of {@code source} after {@code from} up to {@code to} is read from its
+   * change feed (what {@code EXPLAIN REFRESH} shows); reads table metadata only.
+   */
+  public static boolean readsFromFeed(Source source, Long from, long to) {
+    return recordsFeed(source, from) && ChangeFeed.covers(source.table(), from, to);
+  }
+
+  /** Whether the source is an MV whose refreshes record a change feed, and a recorded snapshot to read it from. */
+  private static boolean recordsFeed(Source source, Long from) {
+    return from != null && source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false);
   }
 
   private long commitMerge(

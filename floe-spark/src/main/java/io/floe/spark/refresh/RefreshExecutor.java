@@ -357,8 +357,7 @@ public final class RefreshExecutor {
           strategy = strategy == null ? "FULL: " + inspection.unsupportedReason().get() : strategy;
         } else if (inspection.operations().stream().allMatch("replace"::equals)) {
           detail += ": compaction only, nothing to read";
-        } else if (from != null && source.materializedView().map(m -> m.layout() == io.floe.spark.ivm.StorageLayout.ROWS).orElse(false)
-            && io.floe.spark.capture.ChangeFeed.covers(source.table(), from, to)) {
+        } else if (io.floe.spark.ivm.IncrementalRefresh.readsFromFeed(source, from, to)) {
           detail += ": read the changes its refreshes recorded in its change feed";
         } else if (inspection.operations().contains("replace")) {
           detail += ": read the changed data files only; the commits between compactions run by run,"
