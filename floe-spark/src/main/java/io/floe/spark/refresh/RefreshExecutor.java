@@ -87,7 +87,7 @@ public final class RefreshExecutor {
       MaterializedView current = mv;
       try {
         current = catalog.loadExisting(mv.name(), "refresh");
-        RefreshResult result = keepHistoryBounded(current, refreshOnce(current, full, prePinned).withAttempts(attempt));
+        RefreshResult result = maintainStorage(current, refreshOnce(current, full, prePinned).withAttempts(attempt));
         return recordSucceeded(current, run, result, started);
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
@@ -118,12 +118,25 @@ public final class RefreshExecutor {
   }
 
   /**
-   * Expires the storage snapshots nobody needs any more ({@link StorageRetention}) after a refresh
-   * that committed one. A failure leaves the committed refresh as it is and becomes a warning.
+   * Keeps the storage of a view whose refresh committed a snapshot cheap to read and bounded: compacts
+   * it when it has gathered enough small or delete files ({@link StorageCompaction}), then expires
+   * the snapshots nobody needs any more ({@link StorageRetention}). A failure of either leaves the
+   * committed refresh as it is and becomes a warning; a compaction that lost a race with another
+   * commit is left to a later refresh.
    */
-  private RefreshResult keepHistoryBounded(MaterializedView mv, RefreshResult result) {
+  private RefreshResult maintainStorage(MaterializedView mv, RefreshResult result) {
     if (result.type() == RefreshType.NO_CHANGE) {
       return result;
+    }
+    try {
+      new StorageCompaction(spark).compactIfDue(mv.storageTable())
+          .ifPresent(done -> LOG.info("Compacted the storage of {}, {}", mv, done));
+    } catch (org.apache.iceberg.exceptions.CommitFailedException | org.apache.iceberg.exceptions.ValidationException e) {
+      LOG.info("Compaction of {} gave way to a concurrent commit; a later refresh compacts it: {}", mv.storageName(), e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot compact {}", mv.storageName(), e);
+      result = result.withWarning(
+          "the refresh of " + mv + " is committed, but compacting " + mv.storageName() + " failed: " + e.getMessage());
     }
     try {
       new StorageRetention(catalog).apply(mv, mv.storageTable(), System.currentTimeMillis());

@@ -1,0 +1,120 @@
+package io.floe.spark.refresh;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.floe.spark.mv.MvTestSupport;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Automatic compaction of a storage table after the refreshes that gathered its small and delete files. */
+class StorageCompactionTest extends MvTestSupport {
+  @Override
+  protected String prefix() {
+    return "compaction";
+  }
+
+  /** Table {@code src} (merge-on-read) with ids 1..{@code rows} and v = id. */
+  private void source(int rows) {
+    sql("CREATE TABLE src (id INT, v INT) USING iceberg TBLPROPERTIES ('format-version'='2',"
+        + " 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')");
+    sql("INSERT INTO src SELECT CAST(id + 1 AS INT), CAST(id + 1 AS INT) FROM range(" + rows + ")");
+  }
+
+  /** One small change of {@code src}: an insert, an update and a delete. */
+  private void change(int step) {
+    sql("INSERT INTO src VALUES (" + (100_000 + step) + ", " + step + ")");
+    sql("UPDATE src SET v = v + 1 WHERE id = " + step);
+    sql("DELETE FROM src WHERE id = " + (500 + step));
+  }
+
+  /** The refresh type the REFRESH statement returns. */
+  private String refresh(String mv) {
+    return sql("REFRESH MATERIALIZED VIEW " + mv).get(0).getString(1);
+  }
+
+  private long liveFiles(String table, int content) {
+    return count("SELECT * FROM lake." + ns + "." + table + ".files WHERE content = " + content);
+  }
+
+  private List<String> liveDataFilePaths(String table) {
+    return sql("SELECT file_path FROM lake." + ns + "." + table + ".files WHERE content = 0").stream()
+        .map(r -> r.getString(0)).toList();
+  }
+
+  /** The snapshots of the storage's main history that an automatic compaction committed. */
+  private long compactions(String mv) {
+    return count("SELECT s.* FROM lake." + ns + "." + mv + "__storage.snapshots s"
+        + " JOIN lake." + ns + "." + mv + "__storage.history h ON s.snapshot_id = h.snapshot_id"
+        + " WHERE h.is_current_ancestor AND s.operation = 'replace' AND s.summary['" + StorageCompaction.SUMMARY_PROPERTY + "'] IS NOT NULL");
+  }
+
+  @Test
+  void smallAndDeleteFilesAreCompactedAndTheViewAndItsReaderStayIncrementalAndRight() {
+    source(2000);
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.SMALL_FILES + "' = '4') AS"
+        + " SELECT id, v * 2 AS w FROM src WHERE v % 7 <> 0");
+    sql("CREATE MATERIALIZED VIEW b AS SELECT w % 10 AS k, count(*) AS n, sum(w) AS s FROM a GROUP BY w % 10");
+    long mostDataFiles = 0;
+    for (int step = 1; step <= 6; step++) {
+      change(step);
+      assertThat(refresh("a")).as("refresh of a, step %d", step).isEqualTo("INCREMENTAL");
+      assertThat(refresh("b")).as("refresh of b, step %d", step).isEqualTo("INCREMENTAL");
+      mostDataFiles = Math.max(mostDataFiles, liveFiles("a__storage", 0));
+      assertSameRows("SELECT * FROM a", "SELECT id, v * 2 AS w FROM src WHERE v % 7 <> 0", count("SELECT * FROM src WHERE v % 7 <> 0"));
+      assertSameRows("SELECT * FROM b", "SELECT w % 10 AS k, count(*) AS n, sum(w) AS s FROM a GROUP BY w % 10", 5);
+    }
+    // Every refresh adds a small data file and a delete file; a compaction follows the refresh
+    // that brings the small files to 4, so there are never more after a refresh.
+    assertThat(compactions("a")).isGreaterThanOrEqualTo(2);
+    assertThat(mostDataFiles).isLessThan(4);
+    // The replaced files' deletes went with them.
+    assertThat(liveFiles("a__storage", 1)).isLessThanOrEqualTo(2);
+    assertThat(freshness("a")).startsWith("FRESH");
+    assertThat(freshness("b")).startsWith("FRESH");
+  }
+
+  @Test
+  void aLargeFileWithFewDeletesIsLeftAsItIs() {
+    source(5000);
+    // Files under 4,000 bytes are small: the refreshes' files, not the first refresh's 5,000 rows.
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.SMALL_FILES + "' = '3', '"
+        + StorageCompaction.SMALL_FILE_BYTES + "' = '4000') AS SELECT id, v FROM src");
+    List<String> first = liveDataFilePaths("a__storage");
+    assertThat(first).hasSize(1);
+    for (int step = 1; step <= 5; step++) {
+      change(step);
+      assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    }
+    assertThat(compactions("a")).isPositive();
+    assertThat(liveDataFilePaths("a__storage")).contains(first.get(0)).hasSizeLessThan(4);
+    assertSameRows("SELECT * FROM a", "SELECT id, v FROM src", 5000);
+  }
+
+  @Test
+  void compactionCanBeTurnedOff() {
+    source(100);
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false', '"
+        + StorageCompaction.SMALL_FILES + "' = '2', '" + StorageCompaction.DELETE_FILES + "' = '1') AS SELECT id, v FROM src");
+    for (int step = 1; step <= 4; step++) {
+      change(step);
+      assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    }
+    assertThat(compactions("a")).isZero();
+    assertThat(liveFiles("a__storage", 0)).isEqualTo(5);
+  }
+
+  @Test
+  void dueNamesWhatMadeTheCompactionDue() {
+    source(10);
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.DELETE_FILES + "' = '1', '"
+        + StorageCompaction.SMALL_FILES + "' = '100') AS SELECT id, v FROM src");
+    assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
+    sql("ALTER TABLE lake." + ns + ".a__storage SET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false')");
+    change(1);
+    assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
+    sql("ALTER TABLE lake." + ns + ".a__storage UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
+    assertThat(StorageCompaction.due(table("a__storage")))
+        .hasValueSatisfying(why -> assertThat(why).isEqualTo("1 delete files (" + StorageCompaction.DELETE_FILES + " = 1)"));
+  }
+}
