@@ -5,6 +5,7 @@ import io.floe.mv.RefreshState;
 import io.floe.spark.mv.FreshnessCheck;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.refresh.StorageCompaction;
 import io.floe.sql.DescribeRelation;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -68,6 +69,12 @@ public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeR
     add(rows, "Last Refresh Type", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("none"));
     add(rows, "Last Refresh Reason", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_REASON)).orElse(null));
     add(rows, "Storage Snapshot", last.map(s -> Long.toString(s.snapshotId())).orElse(null));
+    add(rows, "Storage Files", StorageCompaction.describeFiles(storage));
+    add(rows, "Last Compaction", StorageCompaction.lastCompaction(storage)
+        .map(s -> formatTime(s.timestampMillis()) + " (" + s.summary().get(StorageCompaction.SUMMARY_PROPERTY) + ")")
+        .orElse(!StorageCompaction.enabled(storage)
+            ? "none (" + StorageCompaction.ENABLED + " = false)"
+            : StorageCompaction.due(storage).map(why -> "none; due: " + why).orElse("none")));
     if (!mv.expectations().isEmpty()) {
       add(rows, "Expectations", mv.expectations().stream()
           .map(e -> "CONSTRAINT " + e.name() + " EXPECT (" + e.expression() + ")"

@@ -15,6 +15,7 @@ import org.apache.iceberg.actions.SizeBasedFileRewritePlanner;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.spark.actions.SparkActions;
 import org.apache.iceberg.util.PropertyUtil;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -76,10 +77,15 @@ public final class StorageCompaction {
     this.spark = spark;
   }
 
+  /** Whether automatic compaction is on for {@code storage} ({@value #ENABLED}, on by default). */
+  public static boolean enabled(Table storage) {
+    return PropertyUtil.propertyAsBoolean(storage.properties(), ENABLED, true);
+  }
+
   /** Why {@code storage} is due for a compaction now, from its current snapshot's summary; empty when it is not. */
   public static Optional<String> due(Table storage) {
     Snapshot current = storage.currentSnapshot();
-    if (current == null || !PropertyUtil.propertyAsBoolean(storage.properties(), ENABLED, true)) {
+    if (current == null || !enabled(storage)) {
       return Optional.empty();
     }
     Map<String, String> summary = current.summary();
@@ -96,6 +102,29 @@ public final class StorageCompaction {
       long small = smallDataFiles(storage, current, smallBytes);
       if (small >= smallLimit) {
         return Optional.of(small + " data files under " + smallBytes + " bytes (" + SMALL_FILES + " = " + smallLimit + ")");
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The storage's live files as its current snapshot's summary counts them, e.g. {@code "12 data
+   * files, 3 delete files"}; {@code "none"} before the first commit.
+   */
+  public static String describeFiles(Table storage) {
+    Snapshot current = storage.currentSnapshot();
+    if (current == null) {
+      return "none";
+    }
+    return count(current.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP) + " data files, "
+        + count(current.summary(), SnapshotSummary.TOTAL_DELETE_FILES_PROP) + " delete files";
+  }
+
+  /** The latest automatic compaction in the storage's main history, if the history still holds one. */
+  public static Optional<Snapshot> lastCompaction(Table storage) {
+    for (Snapshot snapshot : SnapshotUtil.currentAncestors(storage)) {
+      if (snapshot.summary() != null && snapshot.summary().containsKey(SUMMARY_PROPERTY)) {
+        return Optional.of(snapshot);
       }
     }
     return Optional.empty();

@@ -71,6 +71,9 @@ class StorageCompactionTest extends MvTestSupport {
     assertThat(liveFiles("a__storage", 1)).isLessThanOrEqualTo(2);
     assertThat(freshness("a")).startsWith("FRESH");
     assertThat(freshness("b")).startsWith("FRESH");
+    // DESCRIBE shows the storage's files and the last compaction.
+    assertThat(describe("a").get("Storage Files")).isEqualTo(liveFiles("a__storage", 0) + " data files, " + liveFiles("a__storage", 1) + " delete files");
+    assertThat(describe("a").get("Last Compaction")).matches("\\d{4}-\\d{2}-\\d{2} .* \\((data|delete) files\\)");
   }
 
   @Test
@@ -101,6 +104,7 @@ class StorageCompactionTest extends MvTestSupport {
     }
     assertThat(compactions("a")).isZero();
     assertThat(liveFiles("a__storage", 0)).isEqualTo(5);
+    assertThat(describe("a").get("Last Compaction")).isEqualTo("none (" + StorageCompaction.ENABLED + " = false)");
   }
 
   @Test
