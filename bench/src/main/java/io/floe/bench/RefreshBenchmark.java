@@ -576,7 +576,7 @@ public final class RefreshBenchmark {
         + silverDefinition(db);
   }
 
-  private static String silverDefinition(String db) {
+  static String silverDefinition(String db) {
     return "SELECT\n"
         + "trip_id, driver_id, rider_id, city, vehicle_type,\n"
         + "pickup_lat, pickup_lon, dropoff_lat, dropoff_lon,\n"

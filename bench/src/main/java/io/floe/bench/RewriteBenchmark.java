@@ -1,11 +1,7 @@
 package io.floe.bench;
 
-import io.floe.spark.EmbeddedLakehouse;
 import io.floe.spark.rewrite.RewriteReport;
 import io.floe.spark.rewrite.RewriteSettings;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.LocalDateTime;
@@ -86,23 +82,11 @@ public final class RewriteBenchmark {
           throw new IllegalArgumentException("Unknown option " + args[i] + " (use --rows N, --reps R, --results-dir DIR)");
       }
     }
-    Path warehouse = Files.createTempDirectory("floe-bench-warehouse-");
-    SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName("floe-rewrite-benchmark");
-    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
-    builder.config("spark.sql.session.timeZone", "UTC");
-    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
-    SparkSession spark = builder.getOrCreate();
-    String report;
-    try {
-      report = new RewriteBenchmark(spark, rows, reps, resultsDir).run();
-    } finally {
-      spark.stop();
-      RefreshBenchmark.deleteRecursively(warehouse);
-    }
-    Files.createDirectories(resultsDir);
-    String stamp = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
-    Files.writeString(resultsDir.resolve("rewrite-" + stamp + ".txt"), report, StandardCharsets.UTF_8);
-    Files.writeString(resultsDir.resolve("rewrite-latest.txt"), report, StandardCharsets.UTF_8);
+    long n = rows;
+    int r = reps;
+    Path dir = resultsDir;
+    String report = BenchRun.withLakehouse("floe-rewrite-benchmark", spark -> new RewriteBenchmark(spark, n, r, dir).run());
+    BenchRun.publish(resultsDir, "rewrite", report);
     System.out.println(report);
   }
 

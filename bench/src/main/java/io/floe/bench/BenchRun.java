@@ -1,0 +1,49 @@
+package io.floe.bench;
+
+import io.floe.spark.EmbeddedLakehouse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.function.Function;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * What the Spark benchmarks share: an embedded lakehouse in a fresh temporary warehouse (catalog
+ * {@code lake}, local[2], UTC), removed afterwards, and the report written to {@code
+ * <name>-<timestamp>.txt} and {@code <name>-latest.txt} of the results folder.
+ */
+final class BenchRun {
+  static final String CATALOG = "lake";
+
+  private BenchRun() {}
+
+  /** Runs {@code benchmark} on a new session named {@code app}, then stops it and deletes the warehouse. */
+  static String withLakehouse(String app, Function<SparkSession, String> benchmark) throws IOException {
+    Path warehouse = Files.createTempDirectory("floe-bench-warehouse-");
+    SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName(app);
+    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
+    builder.config("spark.sql.session.timeZone", "UTC");
+    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
+    SparkSession spark = builder.getOrCreate();
+    try {
+      return benchmark.apply(spark);
+    } finally {
+      spark.stop();
+      RefreshBenchmark.deleteRecursively(warehouse);
+    }
+  }
+
+  /** Writes {@code report} as {@code <name>-<timestamp>.txt} and {@code <name>-latest.txt}; returns the first. */
+  static Path publish(Path resultsDir, String name, String report) throws IOException {
+    Files.createDirectories(resultsDir);
+    String stamp = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    Path file = resultsDir.resolve(name + "-" + stamp + ".txt");
+    Files.writeString(file, report, StandardCharsets.UTF_8);
+    Files.writeString(resultsDir.resolve(name + "-latest.txt"), report, StandardCharsets.UTF_8);
+    return file;
+  }
+}
