@@ -97,7 +97,8 @@ public final class MaintenanceBenchmark {
           b.refreshSeconds(), b.querySeconds(), b.dataFiles(), b.deleteFiles(), b.compactions()));
     }
     out.append("\n'refresh s' is the mean wall time of the refreshes since the previous sample (compactions included);\n");
-    out.append("'compac' counts the automatic compactions so far.\n");
+    out.append("'compac' counts the automatic compaction commits so far: a compaction commits its data files and its\n");
+    out.append("delete files apart, so it counts up to two.\n");
     Sample lastOff = off.get(off.size() - 1);
     Sample lastOn = on.get(on.size() - 1);
     out.append(String.format(Locale.ROOT,
