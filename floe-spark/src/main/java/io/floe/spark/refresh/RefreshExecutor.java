@@ -131,12 +131,14 @@ public final class RefreshExecutor {
     try {
       new StorageCompaction(spark).compactIfDue(mv.storageTable())
           .ifPresent(done -> LOG.info("Compacted the storage of {}, {}", mv, done));
-    } catch (org.apache.iceberg.exceptions.CommitFailedException | org.apache.iceberg.exceptions.ValidationException e) {
-      LOG.info("Compaction of {} gave way to a concurrent commit; a later refresh compacts it: {}", mv.storageName(), e.getMessage());
     } catch (RuntimeException e) {
-      LOG.warn("Cannot compact {}", mv.storageName(), e);
-      result = result.withWarning(
-          "the refresh of " + mv + " is committed, but compacting " + mv.storageName() + " failed: " + e.getMessage());
+      if (StorageCompaction.lostARace(e)) {
+        LOG.info("Compaction of {} gave way to a concurrent commit; a later refresh compacts it: {}", mv.storageName(), e.getMessage());
+      } else {
+        LOG.warn("Cannot compact {}", mv.storageName(), e);
+        result = result.withWarning(
+            "the refresh of " + mv + " is committed, but compacting " + mv.storageName() + " failed: " + e.getMessage());
+      }
     }
     try {
       new StorageRetention(catalog).apply(mv, mv.storageTable(), System.currentTimeMillis());

@@ -12,6 +12,8 @@ import org.apache.iceberg.actions.BinPackRewriteFilePlanner;
 import org.apache.iceberg.actions.RewriteDataFiles;
 import org.apache.iceberg.actions.RewritePositionDeleteFiles;
 import org.apache.iceberg.actions.SizeBasedFileRewritePlanner;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.spark.actions.SparkActions;
 import org.apache.iceberg.util.PropertyUtil;
@@ -26,10 +28,10 @@ import org.apache.spark.sql.SparkSession;
  * Floe compacts it with Iceberg's actions:
  *
  * <ul>
- *   <li>{@code rewriteDataFiles}: the data files smaller than {@value #DEFAULT_SMALL_FILE_BYTES} bytes are
- *       packed together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is
- *       rewritten without them; larger files with few deletes are left as they are, so a
- *       compaction costs about the size of what the refreshes wrote, not of the view;
+ *   <li>{@code rewriteDataFiles}: the small data files ({@link #smallFileBytes}) are packed
+ *       together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is rewritten
+ *       without them; larger files with few deletes are left as they are, so a compaction costs
+ *       about the size of what the refreshes wrote, not of the view;
  *   <li>{@code rewritePositionDeletes}: the position delete files left are merged into one per
  *       partition, without the positions of data files that are gone. Delete files are small, so
  *       all are rewritten.
@@ -38,10 +40,10 @@ import org.apache.spark.sql.SparkSession;
  * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
  * state and stays fresh, and a view reading this one passes over them. A compaction is due when
  * the table has {@value #DEFAULT_DELETE_FILES} or more delete files, or at least {@value
- * #DEFAULT_SMALL_FILES} data files smaller than {@value #DEFAULT_SMALL_FILE_BYTES} bytes: the snapshot
- * summary counts the files, and only when it counts that many data files are their sizes read from
- * the manifests. The storage table's properties {@value #ENABLED},
- * {@value #DELETE_FILES}, {@value #SMALL_FILES} and {@value #SMALL_FILE_BYTES} change this.
+ * #DEFAULT_SMALL_FILES} small data files: the snapshot summary counts the files, and only when it
+ * counts that many data files are their sizes read from the manifests. The storage table's
+ * properties {@value #ENABLED}, {@value #DELETE_FILES}, {@value #SMALL_FILES} and {@value
+ * #SMALL_FILE_BYTES} change this.
  */
 public final class StorageCompaction {
   /** Storage table property: {@code false} turns automatic compaction off. */
@@ -57,8 +59,10 @@ public final class StorageCompaction {
 
   static final int DEFAULT_DELETE_FILES = 32;
   static final int DEFAULT_SMALL_FILES = 16;
-  /** Below this size a data file is small: a refresh's new rows, not a full refresh's output. */
+  /** The most a data file can weigh and count as small, unless {@value #SMALL_FILE_BYTES} says otherwise. */
   static final long DEFAULT_SMALL_FILE_BYTES = 32L * 1024 * 1024;
+  /** Data files under this size are always small, unless {@value #SMALL_FILE_BYTES} says otherwise. */
+  static final long MIN_SMALL_FILE_BYTES = 1024L * 1024;
   /** The share of deleted rows from which a data file is rewritten (Iceberg's default). */
   static final double DELETE_RATIO = 0.3;
 
@@ -75,6 +79,19 @@ public final class StorageCompaction {
 
   public StorageCompaction(SparkSession spark) {
     this.spark = spark;
+  }
+
+  /**
+   * Whether a compaction failed because another commit changed the files it rewrote (Iceberg's
+   * validation or commit conflict, also wrapped by the action): the next refresh tries again.
+   */
+  public static boolean lostARace(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof ValidationException || t instanceof CommitFailedException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether automatic compaction is on for {@code storage} ({@value #ENABLED}, on by default). */
@@ -145,8 +162,26 @@ public final class StorageCompaction {
     return small;
   }
 
-  private static long smallFileBytes(Table storage) {
-    return Math.max(1, PropertyUtil.propertyAsLong(storage.properties(), SMALL_FILE_BYTES, DEFAULT_SMALL_FILE_BYTES));
+  /**
+   * The size below which a data file of {@code storage} is small: {@value #SMALL_FILE_BYTES} when
+   * set; otherwise a quarter of the current average data file, at least {@value #MIN_SMALL_FILE_BYTES}
+   * and at most {@value #DEFAULT_SMALL_FILE_BYTES} bytes. A full refresh writes the view in files of
+   * similar size, often well under the cap, and those are the view's layout, not refresh debris;
+   * a refresh's files are far smaller than them.
+   */
+  static long smallFileBytes(Table storage) {
+    String set = storage.properties().get(SMALL_FILE_BYTES);
+    if (set != null) {
+      return Math.max(1, PropertyUtil.propertyAsLong(storage.properties(), SMALL_FILE_BYTES, DEFAULT_SMALL_FILE_BYTES));
+    }
+    Snapshot current = storage.currentSnapshot();
+    long files = current == null ? 0 : count(current.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP);
+    if (files == 0) {
+      return DEFAULT_SMALL_FILE_BYTES;
+    }
+    // The total size counts the delete files too; they are small next to the data files.
+    long average = count(current.summary(), SnapshotSummary.TOTAL_FILE_SIZE_PROP) / files;
+    return Math.min(DEFAULT_SMALL_FILE_BYTES, Math.max(MIN_SMALL_FILE_BYTES, average / 4));
   }
 
   private static long count(Map<String, String> summary, String key) {

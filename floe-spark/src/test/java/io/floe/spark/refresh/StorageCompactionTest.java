@@ -4,6 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.spark.mv.MvTestSupport;
 import java.util.List;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 /** Automatic compaction of a storage table after the refreshes that gathered its small and delete files. */
@@ -120,5 +128,49 @@ class StorageCompactionTest extends MvTestSupport {
     sql("ALTER TABLE lake." + ns + ".a__storage UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
     assertThat(StorageCompaction.due(table("a__storage")))
         .hasValueSatisfying(why -> assertThat(why).isEqualTo("1 delete files (" + StorageCompaction.DELETE_FILES + " = 1)"));
+  }
+
+  @Test
+  void aCompactionThatLostARaceIsToldFromOtherFailures() {
+    assertThat(StorageCompaction.lostARace(
+        new RuntimeException("Cannot commit rewrite", new ValidationException("Cannot commit, found new position delete"))))
+        .isTrue();
+    assertThat(StorageCompaction.lostARace(new CommitFailedException("Table metadata moved"))).isTrue();
+    assertThat(StorageCompaction.lostARace(new RuntimeException("No space left on device"))).isFalse();
+  }
+
+  /** Appends {@code count} data files of {@code bytes} each to {@code table}, in metadata only. */
+  private static void appendFiles(Table table, int count, long bytes) {
+    AppendFiles append = table.newAppend();
+    for (int i = 0; i < count; i++) {
+      append.appendFile(DataFiles.builder(table.spec())
+          .withPath(table.location() + "/data/f-" + bytes + "-" + i + "-" + System.nanoTime() + ".parquet")
+          .withFileSizeInBytes(bytes)
+          .withRecordCount(1000)
+          .withFormat(FileFormat.PARQUET)
+          .build());
+    }
+    append.commit();
+  }
+
+  @Test
+  void aFullRefreshsFilesAreTheViewsLayoutNotSmallFiles() {
+    Table table = iceberg().createTable(id("files"), new Schema(Types.NestedField.optional(1, "id", Types.LongType.get())));
+    long mib = 1024 * 1024;
+    // What a full refresh of a large view writes: many files of similar size, all under 32 MiB.
+    appendFiles(table, 41, 15 * mib);
+    assertThat(StorageCompaction.smallFileBytes(table)).isEqualTo(15 * mib / 4);
+    assertThat(StorageCompaction.due(table)).isEmpty();
+    // Refreshes' files are far smaller: 15 of them are not enough yet, 16 are.
+    appendFiles(table, 15, mib / 2);
+    assertThat(StorageCompaction.due(table)).isEmpty();
+    appendFiles(table, 1, mib / 2);
+    assertThat(StorageCompaction.due(table)).hasValueSatisfying(why -> assertThat(why).startsWith("16 data files under "));
+    // A small view: every file is small, the floor of 1 MiB applies.
+    Table tiny = iceberg().createTable(id("tiny"), new Schema(Types.NestedField.optional(1, "id", Types.LongType.get())));
+    appendFiles(tiny, 16, 5000);
+    assertThat(StorageCompaction.smallFileBytes(tiny)).isEqualTo(mib);
+    assertThat(StorageCompaction.due(tiny)).hasValueSatisfying(why -> assertThat(why).isEqualTo(
+        "16 data files under " + mib + " bytes (" + StorageCompaction.SMALL_FILES + " = 16)"));
   }
 }
