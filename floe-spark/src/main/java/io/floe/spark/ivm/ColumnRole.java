@@ -22,6 +22,12 @@ public enum ColumnRole {
    * source rows, maintained by adding and subtracting those counts ({@link DistinctState}).
    */
   COUNT_DISTINCT,
-  /** Anything else (AVG, other DISTINCT aggregates, expressions): the affected groups are recomputed. */
+  /**
+   * AVG(expr) of a numeric expr: Spark's own AVG evaluated over a hidden running sum (in AVG's sum
+   * type) and the SUM-like hidden count of non-null inputs, both maintained by adding and
+   * subtracting ({@link AverageState}).
+   */
+  AVG,
+  /** Anything else (other DISTINCT aggregates, expressions): the affected groups are recomputed. */
   RECOMPUTE
 }

@@ -18,6 +18,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Complete$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
@@ -48,9 +49,10 @@ import org.apache.spark.sql.types.StructField;
  *       with its deleted rows, the sources before it read at their new snapshot and those after it
  *       at their old one.
  *   <li>AGGREGATE: a GROUP BY over a linear part, every grouping expression selected. COUNT and
- *       SUM columns are maintained from per-group partial aggregates of the change, COUNT(DISTINCT)
- *       columns from a hidden count per group and value ({@link DistinctState}); other aggregates
- *       are recomputed for the affected groups only. SELECT DISTINCT is the aggregate
+ *       SUM columns are maintained from per-group partial aggregates of the change, AVG columns
+ *       from a hidden running sum and count ({@link AverageState}), COUNT(DISTINCT) columns from a
+ *       hidden count per group and value ({@link DistinctState}); other aggregates are recomputed
+ *       for the affected groups only. SELECT DISTINCT is the aggregate
  *       grouping by every column.
  *   <li>KEYED: HAVING, window functions with PARTITION BY and outer joins on an equi-join key; the
  *       view rows of the keys a change touches are recomputed, see {@link KeyedShape}.
@@ -74,9 +76,10 @@ public final class DefinitionShape {
   private final LogicalPlan augmentedParsed;
   private final KeyedShape keyed;
   private final List<DistinctColumn> distinctColumns;
+  private final Map<Integer, Average> averages;
 
   private DefinitionShape(Kind kind, String reason, List<ColumnRole> roles, LogicalPlan augmentedParsed) {
-    this(kind, reason, roles, augmentedParsed, null, List.of());
+    this(kind, reason, roles, augmentedParsed, null, List.of(), Map.of());
   }
 
   private DefinitionShape(
@@ -85,13 +88,15 @@ public final class DefinitionShape {
       List<ColumnRole> roles,
       LogicalPlan augmentedParsed,
       KeyedShape keyed,
-      List<DistinctColumn> distinctColumns) {
+      List<DistinctColumn> distinctColumns,
+      Map<Integer, Average> averages) {
     this.kind = kind;
     this.reason = reason;
     this.roles = List.copyOf(roles);
     this.augmentedParsed = augmentedParsed;
     this.keyed = keyed;
     this.distinctColumns = List.copyOf(distinctColumns);
+    this.averages = Map.copyOf(averages);
   }
 
   /**
@@ -168,6 +173,19 @@ public final class DefinitionShape {
     return distinctColumns;
   }
 
+  /**
+   * The AVG columns of an AGGREGATE definition by position, each with the analyzed AVG, kept from a
+   * hidden running sum and non-null count ({@link AverageState}).
+   */
+  public Map<Integer, Average> averages() {
+    return averages;
+  }
+
+  /** The AVG positions in ascending order. */
+  private List<Integer> averagePositions() {
+    return averages.keySet().stream().sorted().toList();
+  }
+
   /** The hidden columns the storage table of this shape's layout has, in order, with their types. */
   public List<StructField> hiddenFields() {
     List<StructField> fields = new ArrayList<>();
@@ -175,6 +193,12 @@ public final class DefinitionShape {
       fields.add(new StructField(column, DataTypes.LongType, true, Metadata.empty()));
     }
     if (layout() == StorageLayout.GROUPS) {
+      for (int position : averagePositions()) {
+        fields.add(new StructField(StorageLayout.nonNullCount(position), DataTypes.LongType, true, Metadata.empty()));
+        fields.add(
+            new StructField(
+                StorageLayout.runningSum(position), AverageState.sumType(averages.get(position)), true, Metadata.empty()));
+      }
       distinctColumns.forEach(d -> fields.add(d.stateField()));
     }
     return fields;
@@ -187,8 +211,9 @@ public final class DefinitionShape {
 
   /**
    * For AGGREGATE: the parsed definition with the hidden aggregates appended to its select list
-   * ({@code count(*)} as {@value StorageLayout#COUNT}, and {@code count(x)} for every {@code
-   * sum(x)}), and 0 in place of each COUNT(DISTINCT), which {@link #distinctColumns()} computes.
+   * ({@code count(*)} as {@value StorageLayout#COUNT}, {@code count(x)} for every {@code sum(x)},
+   * {@code count(x)} and the sum of x for every {@code avg(x)}), and 0 in place of each
+   * COUNT(DISTINCT), which {@link #distinctColumns()} computes.
    * Otherwise the parsed definition itself.
    */
   public Optional<LogicalPlan> augmentedParsed() {
@@ -233,7 +258,8 @@ public final class DefinitionShape {
           inner.roles,
           new UnresolvedWith(inner.augmentedParsed, with.cteRelations(), with.allowRecursion()),
           inner.keyed,
-          distinct);
+          distinct,
+          inner.averages);
     }
     if (analyzed instanceof Distinct) {
       return ofDistinct(parsed, (Distinct) analyzed, references);
@@ -241,7 +267,7 @@ public final class DefinitionShape {
     Optional<KeyedShape.Verdict> verdict = KeyedShape.classify(analyzed);
     if (verdict.isPresent()) {
       return verdict.get().shape()
-          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k, List.of()))
+          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k, List.of(), Map.of()))
           .orElseGet(() -> notIncremental(verdict.get().reason()));
     }
     if (analyzed instanceof Aggregate) {
@@ -379,6 +405,7 @@ public final class DefinitionShape {
     }
     List<ColumnRole> roles = new ArrayList<>();
     Map<Integer, DataType> distinctTypes = new LinkedHashMap<>();
+    Map<Integer, Average> averages = new LinkedHashMap<>();
     for (Expression inner : inners) {
       if (inner instanceof AggregateExpression) {
         AggregateExpression call = (AggregateExpression) inner;
@@ -396,6 +423,9 @@ public final class DefinitionShape {
           roles.add(constant ? ColumnRole.COUNT_ROWS : ColumnRole.COUNT_VALUES);
         } else if (plain && call.aggregateFunction() instanceof Sum) {
           roles.add(ColumnRole.SUM);
+        } else if (plain && call.aggregateFunction() instanceof Average average && AverageState.keeps(average)) {
+          averages.put(roles.size(), average);
+          roles.add(ColumnRole.AVG);
         } else if (whole && call.aggregateFunction() instanceof Min) {
           roles.add(ColumnRole.MIN);
         } else if (whole && call.aggregateFunction() instanceof Max) {
@@ -418,7 +448,8 @@ public final class DefinitionShape {
         if (roles.get(i) == ColumnRole.RECOMPUTE) {
           return notIncremental(
               "an aggregate without GROUP BY recomputes " + org.apache.spark.sql.catalyst.util.package$.MODULE$.toPrettySQL(inners.get(i), false)
-                  + " from every source row; without GROUP BY only COUNT, SUM, MIN and MAX are maintained incrementally");
+                  + " from every source row; without GROUP BY only COUNT, SUM, AVG, MIN, MAX and COUNT(DISTINCT) are maintained"
+                  + " incrementally");
         }
       }
     }
@@ -431,13 +462,13 @@ public final class DefinitionShape {
         return notIncremental("grouping expression " + group.sql() + " is not a column of the view, so rows have no key");
       }
     }
-    Optional<LogicalPlan> augmented = augment(parsed, roles);
+    Optional<LogicalPlan> augmented = augment(parsed, roles, averages);
     Optional<List<DistinctColumn>> distinct = augmented.flatMap(a -> distinctColumns((Aggregate) a, roles, distinctTypes));
     if (augmented.isEmpty() || distinct.isEmpty()) {
       return notIncremental("the select list of the aggregate could not be matched to its parsed form");
     }
     return new DefinitionShape(
-        Kind.AGGREGATE, "", roles, withoutDistinctCounts((Aggregate) augmented.get(), roles), null, distinct.get());
+        Kind.AGGREGATE, "", roles, withoutDistinctCounts((Aggregate) augmented.get(), roles), null, distinct.get(), averages);
   }
 
   /**
@@ -506,8 +537,13 @@ public final class DefinitionShape {
     return plain;
   }
 
-  /** Appends the hidden counts to the parsed aggregate's select list. */
-  private static Optional<LogicalPlan> augment(LogicalPlan parsed, List<ColumnRole> roles) {
+  /**
+   * Appends the hidden columns to the parsed aggregate's select list, in the order of {@link
+   * #hiddenFields()}: the row count, the non-null count of every SUM, then the non-null count and
+   * running sum of every AVG ({@code sum(x)} of a DECIMAL x has AVG's sum type already, any other
+   * x is summed as DOUBLE, as AVG sums it).
+   */
+  private static Optional<LogicalPlan> augment(LogicalPlan parsed, List<ColumnRole> roles, Map<Integer, Average> averages) {
     if (parsed instanceof org.apache.spark.sql.catalyst.plans.logical.Project) {
       // Without GROUP BY the parser leaves the aggregates in a projection; the analyzer makes it
       // the aggregate of one group.
@@ -528,24 +564,50 @@ public final class DefinitionShape {
       if (roles.get(i) != ColumnRole.SUM) {
         continue;
       }
-      Expression expression = (Expression) (Object) select.get(i);
-      if (expression instanceof Alias) {
-        expression = ((Alias) expression).child();
-      } else if (expression instanceof UnresolvedAlias) {
-        expression = ((UnresolvedAlias) expression).child();
-      }
-      if (!(expression instanceof UnresolvedFunction)
-          || !((UnresolvedFunction) expression).nameParts().last().toLowerCase(Locale.ROOT).equals("sum")) {
+      Optional<UnresolvedFunction> sum = parsedCall(select.get(i), Set.of("sum"));
+      if (sum.isEmpty()) {
         return Optional.empty();
       }
-      augmented.add(alias(count(Scala.list(((UnresolvedFunction) expression).arguments())), StorageLayout.nonNullCount(i)));
+      augmented.add(alias(count(Scala.list(sum.get().arguments())), StorageLayout.nonNullCount(i)));
+    }
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) != ColumnRole.AVG) {
+        continue;
+      }
+      Optional<UnresolvedFunction> average = parsedCall(select.get(i), Set.of("avg", "mean"));
+      if (average.isEmpty() || average.get().arguments().size() != 1) {
+        return Optional.empty();
+      }
+      Expression argument = average.get().arguments().head();
+      DataType sumType = AverageState.sumType(averages.get(i));
+      Expression summed =
+          sumType instanceof org.apache.spark.sql.types.DecimalType
+              ? argument
+              : new org.apache.spark.sql.catalyst.expressions.Cast(argument, sumType, Scala.none());
+      augmented.add(alias(count(List.of(argument)), StorageLayout.nonNullCount(i)));
+      augmented.add(alias(function("sum", List.of(summed)), StorageLayout.runningSum(i)));
     }
     return Optional.of(aggregate.copy(aggregate.groupingExpressions(), Scala.seq(augmented), aggregate.child(), aggregate.hint()));
   }
 
+  /** The parsed call of one of the functions {@code names} (lower case) that a select item is. */
+  private static Optional<UnresolvedFunction> parsedCall(NamedExpression item, Set<String> names) {
+    Expression expression = unaliased(item);
+    return expression instanceof UnresolvedFunction function
+            && !function.isDistinct()
+            && function.filter().isEmpty()
+            && names.contains(function.nameParts().last().toLowerCase(Locale.ROOT))
+        ? Optional.of(function)
+        : Optional.empty();
+  }
+
   private static Expression count(List<Expression> arguments) {
+    return function("count", arguments);
+  }
+
+  private static Expression function(String name, List<Expression> arguments) {
     return new UnresolvedFunction(
-        Scala.seq("count"), Scala.seq(arguments), false, Scala.none(), false, Scala.seq(), false);
+        Scala.seq(name), Scala.seq(arguments), false, Scala.none(), false, Scala.seq(), false);
   }
 
   private static NamedExpression alias(Expression child, String name) {

@@ -172,7 +172,7 @@ public final class IncrementalRefresh {
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
         ChangeViews changed = ChangeViews.of(zsets, appends, suffix, views);
         Terms terms =
-            terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv), sources, oldSources, moved, changed);
+            terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
         // A definition that recomputes its touched groups builds their maps from the sources.
         Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
@@ -461,11 +461,18 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * The storage columns an aggregate definition's augmented select list gives: all but the row
-   * hash and the distinct-value maps.
+   * The columns an aggregate definition's augmented select list gives, by name: the view's columns
+   * and the hidden ones but the distinct-value maps, in the order the augmented list has them. Named
+   * so, they meet the storage table's columns by name, whatever order the table has them in (a
+   * storage table created before Floe kept a hidden column has it appended).
    */
-  private static List<String> groupColumns(MaterializedView mv) {
-    return storageColumnsWithout(mv, StorageLayout.KEY).stream().filter(c -> !StorageLayout.isDistinctState(c)).toList();
+  private static List<String> groupColumns(MaterializedView mv, DefinitionShape shape) {
+    List<String> columns = new ArrayList<>(mv.viewColumns());
+    shape.hiddenFields().stream()
+        .map(StructField::name)
+        .filter(c -> !StorageLayout.isDistinctState(c))
+        .forEach(columns::add);
+    return columns;
   }
 
   // LINEAR: consolidated rows with weights, keyed by a hash of their values.
@@ -609,6 +616,8 @@ public final class IncrementalRefresh {
     }
     List<Column> result = new ArrayList<>();
     Column recheck = lit(false);
+    Map<String, Integer> runningSums = new LinkedHashMap<>();
+    shape.averages().keySet().forEach(p -> runningSums.put(StorageLayout.runningSum(p), p));
     for (String column : storageColumns) {
       int position = view.indexOf(column);
       ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
@@ -620,6 +629,13 @@ public final class IncrementalRefresh {
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
+      } else if (role == ColumnRole.AVG) {
+        value = AverageState.value(
+            shape.averages().get(position),
+            runningSum(position),
+            combined(StorageLayout.nonNullCount(position)));
+      } else if (runningSums.containsKey(column)) {
+        value = runningSum(runningSums.get(column));
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
         Column storedValue = col("o_" + column);
         Column added = col("i_" + column);
@@ -777,7 +793,7 @@ public final class IncrementalRefresh {
       java.util.function.UnaryOperator<Dataset<Row>> restrict) {
     List<String> keys = groupKeys(mv, shape);
     Dataset<Row> rows =
-        restrict.apply(read(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv)));
+        restrict.apply(read(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape)));
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
       Dataset<Row> counts =
           restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
@@ -803,13 +819,24 @@ public final class IncrementalRefresh {
         int position = view.indexOf(column);
         ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
         Column partial = col(StorageLayout.quote(column));
-        Column reduced = role == ColumnRole.MIN ? min(partial) : role == ColumnRole.MAX ? max(partial) : sum(partial);
+        // An AVG column's partial averages are not added up: its hidden sum and count are.
+        Column reduced =
+            role == ColumnRole.MIN || role == ColumnRole.AVG ? min(partial) : role == ColumnRole.MAX ? max(partial) : sum(partial);
         sums.add(reduced.as(column));
       }
     }
     return partials
         .groupBy(StorageLayout.columns(keys))
         .agg(sums.get(0), sums.subList(1, sums.size()).toArray(new Column[0]));
+  }
+
+  /**
+   * The new running sum of the AVG in column {@code position}: NULL once no value is left, so that
+   * no rounding residue of a DOUBLE sum outlives its values.
+   */
+  private static Column runningSum(int position) {
+    return when(combined(StorageLayout.nonNullCount(position)).equalTo(0), lit(null))
+        .otherwise(combined(StorageLayout.runningSum(position)));
   }
 
   /** old + inserted − deleted for a counter column, treating absent as zero. */

@@ -17,8 +17,9 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@link #ROWS}: one storage row per distinct MV row, with its multiplicity ({@value
  *       #COUNT}) and a hash of its values ({@value #KEY}) to find it again.
  *   <li>{@link #GROUPS}: one storage row per group of an aggregate MV, with the group's source row
- *       count ({@value #COUNT}), for every SUM column the count of its non-null inputs and, for
- *       every COUNT(DISTINCT x) column, a map from each value of x to its row count.
+ *       count ({@value #COUNT}), for every SUM column the count of its non-null inputs, for every
+ *       AVG column that count and the running sum ({@link AverageState}) and, for every
+ *       COUNT(DISTINCT x) column, a map from each value of x to its row count.
  * </ul>
  */
 public enum StorageLayout {
@@ -33,9 +34,14 @@ public enum StorageLayout {
   public static final String COUNT = "__floe_count";
   public static final String KEY = "__floe_key";
 
-  /** The hidden count of non-null inputs of the SUM in output column {@code position}. */
+  /** The hidden count of non-null inputs of the SUM or AVG in output column {@code position}. */
   public static String nonNullCount(int position) {
     return HIDDEN_PREFIX + "nn_" + position;
+  }
+
+  /** The hidden running sum of the AVG in output column {@code position}, in AVG's sum type. */
+  public static String runningSum(int position) {
+    return HIDDEN_PREFIX + "sum_" + position;
   }
 
   /**
@@ -66,7 +72,9 @@ public enum StorageLayout {
 
   /**
    * Hidden counter columns (BIGINT) of this layout for an MV with the given SUM column positions;
-   * {@link DefinitionShape#hiddenFields()} adds the distinct-value maps.
+   * {@link DefinitionShape#hiddenFields()} adds the AVG columns' counts and sums and the
+   * distinct-value maps, after these (a storage table created before Floe kept them gets them
+   * appended, and the aggregate's hidden columns are matched to the storage's by position).
    */
   public List<String> hiddenColumns(List<Integer> sumPositions) {
     List<String> hidden = new ArrayList<>();

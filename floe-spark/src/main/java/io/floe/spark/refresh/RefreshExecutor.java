@@ -400,13 +400,17 @@ public final class RefreshExecutor {
           : shape.recomputesGroups()
               ? "recompute the groups the change touches, merge by group"
               : shape.roles().contains(io.floe.spark.ivm.ColumnRole.MIN) || shape.roles().contains(io.floe.spark.ivm.ColumnRole.MAX)
-              ? "add per-group partial counts and sums of the change" + distinctCounts(shape)
+              ? "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape)
                   + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
                   + " been deleted, merge by group"
-              : "add per-group partial counts and sums of the change" + distinctCounts(shape) + ", merge by group");
+              : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;
+  }
+
+  private static String averages(DefinitionShape shape) {
+    return shape.averages().isEmpty() ? "" : ", divide each AVG's running sum by its count";
   }
 
   private static String distinctCounts(DefinitionShape shape) {

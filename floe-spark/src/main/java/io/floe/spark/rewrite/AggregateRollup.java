@@ -4,6 +4,7 @@ import io.floe.spark.Scala;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ArrayDistinct;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Flatten;
@@ -20,6 +21,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
+import io.floe.spark.ivm.AverageState;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
@@ -143,7 +145,9 @@ final class AggregateRollup {
     Optional<ViewColumns.Column> sum = view.aggregateColumn(new Sum(argument).toAggregateExpression());
     Optional<Expression> count = nonNullCount(argument);
     if (sum.isEmpty() || count.isEmpty()) {
-      return Rolled.no(aggregate.sql() + " needs SUM and COUNT of its argument in the view");
+      return ownAverage(aggregate)
+          .map(Rolled::to)
+          .orElse(Rolled.no(aggregate.sql() + " needs SUM and COUNT of its argument in the view, or the view's own AVG of it"));
     }
     Expression total = total(count.get());
     if (argument.dataType() instanceof DecimalType decimal) {
@@ -154,6 +158,23 @@ final class AggregateRollup {
     Expression guarded =
         new If(new EqualTo(total, Literal$.MODULE$.apply(0L)), Literal$.MODULE$.create(null, DataTypes.DoubleType), quotient);
     return Rolled.to(cast(guarded, aggregate.dataType()));
+  }
+
+  /**
+   * AVG over coarser groups from the view's own AVG column: Spark's AVG evaluated over the groups'
+   * hidden running sums and non-null counts, added up.
+   */
+  private Optional<Expression> ownAverage(AggregateExpression aggregate) {
+    if (!(aggregate.aggregateFunction() instanceof Average average)) {
+      return Optional.empty();
+    }
+    Optional<ViewColumns.Column> column = view.aggregateColumn(aggregate);
+    Optional<Attribute> runningSum = column.flatMap(view::runningSum);
+    Optional<Attribute> count = column.flatMap(view::nonNullCount);
+    if (runningSum.isEmpty() || count.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(cast(AverageState.evaluate(average, sum(runningSum.get()), total(count.get())), aggregate.dataType()));
   }
 
   /**

@@ -100,10 +100,17 @@ final class ViewColumns {
         : Optional.empty();
   }
 
-  /** The GROUPS layout's hidden non-null count of the SUM in {@code column}. */
+  /** The GROUPS layout's hidden non-null count of the SUM or AVG in {@code column}. */
   Optional<Attribute> nonNullCount(Column column) {
     return layout == StorageLayout.GROUPS
         ? Optional.ofNullable(storage.get(StorageLayout.nonNullCount(column.position())))
+        : Optional.empty();
+  }
+
+  /** The GROUPS layout's hidden running sum of the AVG in {@code column}. */
+  Optional<Attribute> runningSum(Column column) {
+    return layout == StorageLayout.GROUPS
+        ? Optional.ofNullable(storage.get(StorageLayout.runningSum(column.position())))
         : Optional.empty();
   }
 

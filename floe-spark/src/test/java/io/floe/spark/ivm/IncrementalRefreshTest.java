@@ -317,8 +317,8 @@ class IncrementalRefreshTest {
           "INSERT INTO t SELECT /*+ REPARTITION(1) */ * FROM VALUES"
               + " (1, 'a', 'x'), (2, 'a', 'y'), (3, 'b', 'x'), (4, 'b', 'y'), (5, 'c', 'z'), (6, 'c', 'z')");
       String linear = "SELECT id, upper(k) AS k, d FROM t";
-      // AVG is recomputed for the groups a change touches.
-      String averaged = "SELECT k, AVG(id) AS mean FROM t GROUP BY k";
+      // SUM(DISTINCT) is recomputed for the groups a change touches.
+      String averaged = "SELECT k, SUM(DISTINCT id) AS id_sum FROM t GROUP BY k";
       spark.sql("CREATE MATERIALIZED VIEW lin AS " + linear);
       spark.sql("CREATE MATERIALIZED VIEW mean AS " + averaged);
       // Every id is its own distinct value: the value maps are as large as the source.
@@ -414,12 +414,12 @@ class IncrementalRefreshTest {
     assertRefreshedIncrementally("totals", totals);
     assertThat(spark.sql("SELECT n, total FROM totals").first().getLong(0)).isEqualTo(2L);
 
-    // AVG would be recomputed from every row: a full refresh, and INCREMENTAL refuses.
-    String mean = "SELECT COUNT(*) AS n, AVG(v) AS mean FROM t";
+    // SUM(DISTINCT) would be recomputed from every row: a full refresh, and INCREMENTAL refuses.
+    String mean = "SELECT COUNT(*) AS n, SUM(DISTINCT v) AS distinct_total FROM t";
     assertThat(org.assertj.core.api.Assertions.catchThrowable(
             () -> spark.sql("CREATE MATERIALIZED VIEW mean_inc REFRESH POLICY INCREMENTAL AS " + mean)))
         .hasMessageContaining("mean_inc")
-        .hasMessageContaining("avg(v)")
+        .hasMessageContaining("sum(DISTINCT v)")
         .hasMessageContaining("without GROUP BY");
     spark.sql("CREATE MATERIALIZED VIEW mean AS " + mean);
     spark.sql("INSERT INTO t VALUES (9, 'b', 9.00)");
@@ -562,7 +562,7 @@ class IncrementalRefreshTest {
    * COUNT(DISTINCT) is kept from a hidden count per group and value: the refresh reads only the
    * change (and the touched groups' counts), never the source in full, under inserts, duplicates,
    * deletes of one copy or the last copy of a value, updates, NULL values and keys, emptied groups,
-   * and alongside MAX (rechecked groups) and AVG (recomputed groups). Without GROUP BY: {@link
+   * and alongside MAX (rechecked groups) and SUM(DISTINCT) (recomputed groups). Without GROUP BY: {@link
    * #aggregatesWithoutGroupByKeepTheirOneRowAsTheInputEmptiesAndRefills}.
    */
   @org.junit.jupiter.api.Test
@@ -576,7 +576,7 @@ class IncrementalRefreshTest {
     String[][] views = {
       {"ds", "SELECT upper(k) AS uk, COUNT(*) AS n, COUNT(DISTINCT d) AS ds, COUNT(DISTINCT v % 2) AS parities FROM t GROUP BY 1"},
       {"ds_max", "SELECT k, MAX(d) AS top, COUNT(DISTINCT d) AS ds FROM t WHERE id < 100 GROUP BY k"},
-      {"ds_avg", "SELECT k, AVG(v) AS mean, COUNT(DISTINCT d) AS ds FROM t GROUP BY k"},
+      {"ds_dsum", "SELECT k, SUM(DISTINCT v) AS vs, COUNT(DISTINCT d) AS ds FROM t GROUP BY k"},
     };
     for (String[] view : views) {
       spark.sql("CREATE MATERIALIZED VIEW " + view[0] + " AS " + view[1]);
@@ -607,9 +607,9 @@ class IncrementalRefreshTest {
         read.put(view[0], result.getLong(3));
         assertMatches(view[0], view[1]);
       }
-      // AVG recomputes the touched groups from every source row on top of the change (as MAX does
+      // SUM(DISTINCT) recomputes the touched groups from every source row on top of the change (as MAX does
       // for a group that may have lost its maximum); the distinct counts are kept from the change.
-      assertThat(read.get("ds")).as("rows ds read after %s", step).isLessThan(read.get("ds_avg"));
+      assertThat(read.get("ds")).as("rows ds read after %s", step).isLessThan(read.get("ds_dsum"));
     }
     // The state holds exactly the values left in each group, with their row counts.
     assertThat(stateOf(ns, "ds", 2, "A")).isEqualTo("x=2");
@@ -629,6 +629,85 @@ class IncrementalRefreshTest {
     spark.sql("DELETE FROM t WHERE id = 15");
     assertRefreshedIncrementally("ds", views[0][1]);
     assertThat(stateOf(ns, "ds", 2, "A")).isEqualTo("x=2");
+  }
+
+  /**
+   * AVG is kept from a hidden running sum and non-null count: a refresh reads the change alone (as
+   * many rows as a view of SUMs and COUNTs over the same change), and the column is Spark's own AVG
+   * of the two, so DECIMAL averages round as a full refresh rounds them, through inserts, updates,
+   * deletes, NULL values, a group that empties out and comes back, and without GROUP BY.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void averagesFollowChangesFromARunningSumAndCount(String properties) {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmavg");
+    spark.sql(
+        "CREATE TABLE t (id INT, k STRING, v DECIMAL(10,2), d DOUBLE, n INT) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql(
+        "INSERT INTO t VALUES (1, 'a', 1.00, 0.5, 1), (2, 'a', 2.00, NULL, 2), (3, 'a', 2.00, 1.25, NULL),"
+            + " (4, 'b', 0.01, -2.0, 7), (5, NULL, 3.33, 4.0, 3)");
+    String[][] views = {
+      {"means", "SELECT k, AVG(v) AS v_avg, AVG(d) AS d_avg, MEAN(n) AS n_avg, COUNT(*) AS c FROM t GROUP BY k"},
+      {"sums", "SELECT k, SUM(v) AS v_sum, SUM(d) AS d_sum, COUNT(n) AS n_count, COUNT(*) AS c FROM t GROUP BY k"},
+      {"overall", "SELECT AVG(v) AS v_avg, AVG(n + id) AS mixed_avg, MAX(v) AS top FROM t WHERE id < 100"},
+    };
+    for (String[] view : views) {
+      // INCREMENTAL refuses a definition it cannot maintain: these it can, AVG without GROUP BY too.
+      spark.sql("CREATE MATERIALIZED VIEW " + view[0] + " REFRESH POLICY INCREMENTAL AS " + view[1]);
+    }
+    // The running sums and counts are hidden from readers.
+    assertThat(spark.sql("SELECT * FROM means").columns()).containsExactly("k", "v_avg", "d_avg", "n_avg", "c");
+    assertThat(spark.sql("DESCRIBE means").collectAsList()).noneMatch(r -> r.getString(0).startsWith(StorageLayout.HIDDEN_PREFIX));
+
+    String[] steps = {
+      "INSERT INTO t VALUES (6, 'a', 0.01, 0.25, 4), (7, 'c', NULL, NULL, NULL)",
+      "UPDATE t SET v = v + 1.00, d = NULL WHERE id IN (1, 4)",
+      "DELETE FROM t WHERE id IN (2, 5)",
+      // Group b empties out and comes back; the NULL key group with it.
+      "DELETE FROM t WHERE k = 'b'",
+      "INSERT INTO t VALUES (8, 'b', 9.99, 1.5, 2), (9, NULL, 1.00, 2.0, 5)",
+      "MERGE INTO t USING (SELECT 3 AS id, 0.07 AS v UNION ALL SELECT 10 AS id, 5.55 AS v) s ON t.id = s.id"
+          + " WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, k, v, d, n) VALUES (s.id, 'c', s.v, 0.75, 1)",
+      // Every row goes: the view without GROUP BY keeps its one row, its averages NULL.
+      "DELETE FROM t",
+      "INSERT INTO t VALUES (11, 'a', 1.00, 1.0, 1), (12, 'a', 1.00, 2.0, 2), (13, 'a', 2.00, 2.0, 2)",
+    };
+    for (String step : steps) {
+      spark.sql(step);
+      if (step.equals(steps[0])) {
+        assertThat(spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW means").collectAsList())
+            .anyMatch(r -> r.getString(0).equals("definition") && r.getString(1).contains("v_avg: avg"))
+            .anyMatch(r -> r.getString(0).equals("strategy") && r.getString(1).contains("divide each AVG's running sum by its count"));
+      }
+      java.util.Map<String, Long> read = new java.util.HashMap<>();
+      for (String[] view : views) {
+        Row result = refresh(view[0]);
+        assertThat(result.getString(1)).as("%s after %s: %s", view[0], step, result.getString(2)).isEqualTo("INCREMENTAL");
+        read.put(view[0], result.getLong(3));
+        assertMatches(view[0], view[1]);
+      }
+      assertThat(read.get("means")).as("rows means read after %s", step).isEqualTo(read.get("sums"));
+    }
+    // 4.00 / 3 rounded to AVG's DECIMAL(14,6), from the stored sum and count.
+    assertThat(spark.sql("SELECT v_avg FROM means WHERE k = 'a'").first().getDecimal(0)).isEqualByComparingTo("1.333333");
+    Row state =
+        spark.sql("SELECT __floe_sum_1, __floe_nn_1 FROM lake." + ns + ".means__storage WHERE k = 'a'").first();
+    assertThat(state.getDecimal(0)).isEqualByComparingTo("4.00");
+    assertThat(state.getLong(1)).isEqualTo(3L);
+
+    // A storage table without the running sums (as an earlier Floe created it, when AVG recomputed
+    // its groups) is refreshed in full once, which adds them; the refreshes after it are incremental.
+    for (String column : List.of("__floe_nn_1", "__floe_sum_1", "__floe_nn_2", "__floe_sum_2", "__floe_nn_3", "__floe_sum_3")) {
+      spark.sql("ALTER TABLE lake." + ns + ".means__storage DROP COLUMN " + column);
+    }
+    spark.sql("INSERT INTO t VALUES (14, 'a', 0.50, 3.0, 3)");
+    Row upgrade = refresh("means");
+    assertThat(upgrade.getString(1)).isEqualTo("FULL");
+    assertThat(upgrade.getString(2)).contains("lacks the bookkeeping column(s) __floe_nn_1, __floe_sum_1");
+    assertMatches("means", views[0][1]);
+    spark.sql("DELETE FROM t WHERE id = 11");
+    assertRefreshedIncrementally("means", views[0][1]);
   }
 
   /** The map of group {@code key}'s COUNT(DISTINCT) in column {@code position}, as sorted value=count pairs. */

@@ -165,7 +165,7 @@ final class DefinitionGenerator {
    * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
    * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
-   * COUNT(DISTINCT); and aggregates without GROUP BY with AVG, subquery or unselected GROUP BY key (refreshed in full).
+   * COUNT(DISTINCT) and AVG; and aggregates without GROUP BY with SUM(DISTINCT), subquery or unselected GROUP BY key (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -226,11 +226,11 @@ final class DefinitionGenerator {
             ? new OracleDefinition(
                 OracleShape.GLOBAL_AGGREGATE,
                 "SELECT COUNT(*) AS n, SUM(v) AS v_sum, COUNT(s) AS s_count, SUM(d) AS d_sum, MAX(s) AS s_max, MIN(ts) AS ts_min,"
-                    + " COUNT(DISTINCT k1) AS k1_distinct FROM " + t + optionalWhere(2),
+                    + " COUNT(DISTINCT k1) AS k1_distinct, AVG(v) AS v_avg, AVG(d) AS d_avg FROM " + t + optionalWhere(2),
                 one)
             : new OracleDefinition(
                 OracleShape.GLOBAL_AGGREGATE_RECOMPUTED,
-                "SELECT COUNT(*) AS n, AVG(v) AS v_avg, COUNT(DISTINCT s) AS s_distinct FROM " + t + optionalWhere(2),
+                "SELECT COUNT(*) AS n, SUM(DISTINCT v) AS v_distinct_sum, COUNT(DISTINCT s) AS s_distinct FROM " + t + optionalWhere(2),
                 one);
       case 8:
         return outerJoin();
