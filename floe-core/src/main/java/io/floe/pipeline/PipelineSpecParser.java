@@ -138,10 +138,6 @@ public final class PipelineSpecParser {
   }
 
   private static String firstLine(String message) {
-    if (message == null) {
-      return "";
-    }
-    int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    return io.floe.ErrorMessages.firstLine(message);
   }
 }

@@ -14,11 +14,7 @@ public final class FailureLine {
         && (shown.getMessage() == null || shown.getMessage().isBlank() || isWrapper(shown))) {
       shown = shown.getCause();
     }
-    String message = shown.getMessage() == null ? shown.getClass().getSimpleName() : shown.getMessage().strip();
-    int newline = message.indexOf('\n');
-    if (newline >= 0) {
-      message = message.substring(0, newline);
-    }
+    String message = io.floe.ErrorMessages.firstLine(shown.getMessage(), shown.getClass().getSimpleName());
     int sqlState = message.indexOf(" SQLSTATE:");
     if (sqlState > 0) {
       message = message.substring(0, sqlState);

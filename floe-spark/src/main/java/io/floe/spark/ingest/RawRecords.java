@@ -235,8 +235,6 @@ final class RawRecords {
   }
 
   static String firstLine(Throwable e) {
-    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    return io.floe.ErrorMessages.firstLine(e.getMessage(), e.getClass().getSimpleName());
   }
 }

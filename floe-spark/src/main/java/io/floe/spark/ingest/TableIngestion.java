@@ -546,10 +546,6 @@ public final class TableIngestion {
   }
 
   private static String firstLine(String message) {
-    if (message == null) {
-      return "unknown error";
-    }
-    int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    return io.floe.ErrorMessages.firstLine(message, "unknown error");
   }
 }

@@ -291,10 +291,6 @@ public final class SourcePinning {
   }
 
   static String firstLine(String message) {
-    if (message == null) {
-      return "";
-    }
-    int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    return io.floe.ErrorMessages.firstLine(message);
   }
 }
