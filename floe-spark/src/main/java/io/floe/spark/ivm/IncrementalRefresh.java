@@ -120,6 +120,14 @@ public final class IncrementalRefresh {
       if (before.isEmpty()) {
         return new Fallback("source " + source.name() + " was re-created since the last refresh");
       }
+      Optional<Integer> recordedSchema = before.get().schemaId();
+      int currentSchema = source.table().schema().schemaId();
+      if (recordedSchema.isPresent() && recordedSchema.get() != currentSchema) {
+        // Rows stored under the old schema may read other columns now (a rename): recompute.
+        return new Fallback(
+            "the schema of source " + source.name() + " changed since the last refresh (schema " + recordedSchema.get()
+                + " → " + currentSchema + ")");
+      }
       // A source MV whose definition changed but kept its storage table (same columns) is read
       // like any table: its storage snapshots' difference is exactly the change of its rows. A
       // replacement that needed new storage shows up above as a re-created source.

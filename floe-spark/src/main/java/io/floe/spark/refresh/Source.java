@@ -36,6 +36,16 @@ public record Source(
     return List.of(viewState, tableState);
   }
 
+  /**
+   * True when the table's schema changed after the pinned snapshot was written (a column renamed
+   * or added, no data written since). A time-travel read of the snapshot would use the snapshot's
+   * own schema, while the table is read today in its current one.
+   */
+  public boolean schemaChangedAfterSnapshot() {
+    Integer written = snapshot.map(Snapshot::schemaId).orElse(null);
+    return written != null && written != table.schema().schemaId();
+  }
+
   /** Records in the pinned snapshot, from its summary. */
   public long totalRecords() {
     return snapshot

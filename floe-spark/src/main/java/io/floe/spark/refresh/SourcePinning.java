@@ -263,6 +263,9 @@ public final class SourcePinning {
       return materializedViewRead(
           source.name().parts(), source.materializedView().get(), source.snapshot().map(s -> s.snapshotId()));
     }
+    if (source.schemaChangedAfterSnapshot()) {
+      return inCurrentSchema(source);
+    }
     LogicalPlan read =
         new UnresolvedRelation(Scala.seq(source.name().parts()), CaseInsensitiveStringMap.empty(), false);
     if (source.snapshot().isPresent()) {
@@ -271,6 +274,41 @@ public final class SourcePinning {
               read, Scala.none(), Scala.some(Long.toString(source.snapshot().get().snapshotId())));
     }
     return read;
+  }
+
+  /**
+   * A read of a table at its pinned snapshot in the table's current schema, as a query reads the
+   * table today: Iceberg reads a snapshot by id in the schema it was written with, which after a
+   * column was renamed (and nothing written since) would give the old column its old name. The read
+   * goes through a frozen copy of the table's metadata whose main branch is the pinned snapshot.
+   */
+  private LogicalPlan inCurrentSchema(Source source) {
+    Table table = source.table();
+    if (!(table instanceof org.apache.iceberg.HasTableOperations)) {
+      throw new FloeException(
+          "Cannot read " + source.name() + " at snapshot " + source.snapshot().get().snapshotId()
+              + " in its current schema: its metadata is not accessible");
+    }
+    org.apache.iceberg.TableOperations operations = ((org.apache.iceberg.HasTableOperations) table).operations();
+    org.apache.iceberg.TableMetadata current = operations.current();
+    long pinned = source.snapshot().get().snapshotId();
+    org.apache.iceberg.TableMetadata frozen =
+        current.currentSnapshot() != null && current.currentSnapshot().snapshotId() == pinned
+            ? current
+            : org.apache.iceberg.TableMetadata.buildFrom(current)
+                .setBranchSnapshot(pinned, org.apache.iceberg.SnapshotRef.MAIN_BRANCH)
+                .build();
+    Table static_ =
+        new org.apache.iceberg.BaseTable(
+            new org.apache.iceberg.StaticTableOperations(frozen, table.io(), operations.locationProvider()), table.name());
+    org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation relation =
+        org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation.create(
+            new org.apache.iceberg.spark.source.SparkTable(static_),
+            scala.Option.empty(),
+            scala.Option.empty());
+    List<String> parts = source.name().parts();
+    return new SubqueryAlias(
+        new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), relation);
   }
 
   /**

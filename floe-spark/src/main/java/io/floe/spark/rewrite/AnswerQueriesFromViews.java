@@ -128,10 +128,12 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
       }
       Map<String, Optional<Long>> reads = new HashMap<>();
       Map<String, Table> tables = new HashMap<>();
+      Map<String, Integer> schemas = new HashMap<>();
       boolean current = true;
       for (QueryBlock.TableRead read : query.tables().values()) {
         Optional<Long> snapshot = snapshotRead(read);
         reads.put(read.uuid(), snapshot);
+        schemas.put(read.uuid(), schemaRead(read));
         tables.put(read.uuid(), read.table().table());
         current &= snapshot.equals(currentSnapshot(read));
       }
@@ -158,7 +160,7 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
           continue;
         }
         FreshnessMatch.Outcome fresh =
-            FreshnessMatch.find(candidate.storage(), candidate.mv().versionId(), reads, tables, current, tolerance);
+            FreshnessMatch.find(candidate.storage(), candidate.mv().versionId(), reads, schemas, tables, current, tolerance);
         if (fresh.snapshot().isEmpty()) {
           report.rejected(candidate.name(), fresh.note());
           continue;
@@ -209,6 +211,22 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
         return Optional.ofNullable(s).map(Snapshot::snapshotId);
       }
       return currentSnapshot(read);
+    }
+
+    /**
+     * The id of the schema the query reads a table in. Iceberg's Spark table reads a snapshot it
+     * travelled to in that snapshot's schema and the current state in the table's current schema,
+     * and keeps the schema it reads in a field without an accessor; when that field cannot be read,
+     * the table's current schema stands in.
+     */
+    private int schemaRead(QueryBlock.TableRead read) {
+      try {
+        java.lang.reflect.Field field = SparkTable.class.getDeclaredField("schema");
+        field.setAccessible(true);
+        return ((org.apache.iceberg.Schema) field.get(read.table())).schemaId();
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return read.table().table().schema().schemaId();
+      }
     }
 
     /** The table's current snapshot in the catalog now. */

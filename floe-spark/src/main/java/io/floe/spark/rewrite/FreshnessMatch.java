@@ -15,8 +15,11 @@ import org.apache.iceberg.Table;
  * reads: the latest refresh, in the storage table's main history, made under the current view
  * version whose recorded table states equal the query's reads. A recorded snapshot matches a read
  * one when the table holds the same rows at both: the same snapshot, or one reached from the other
- * by compactions only. With time travel that may be an older refresh. A stale MV answers only within the session's staleness tolerance, and only
- * queries that read the sources' current state.
+ * by compactions only, read in the same schema (a refresh reads a snapshot in its own schema; a
+ * query without time travel reads the table's current one, which differs after a column was renamed
+ * with no data written since). With time travel that may be an older refresh. A stale MV answers
+ * only within the session's staleness tolerance, only queries that read the sources' current state,
+ * and never across a schema change.
  */
 final class FreshnessMatch {
   private static final int MAX_HISTORY = 200;
@@ -28,6 +31,7 @@ final class FreshnessMatch {
 
   /**
    * @param reads snapshot read per table UUID (empty for a table without snapshots)
+   * @param schemas the id of the schema each table is read in, per table UUID
    * @param tables the table read per table UUID, whose history tells whether two snapshots hold the
    *     same rows
    * @param readsCurrent true when every table is read at its current snapshot (no time travel)
@@ -36,6 +40,7 @@ final class FreshnessMatch {
       Table storage,
       int viewVersionId,
       Map<String, Optional<Long>> reads,
+      Map<String, Integer> schemas,
       Map<String, Table> tables,
       boolean readsCurrent,
       long toleranceMillis) {
@@ -53,7 +58,7 @@ final class FreshnessMatch {
           latestRefresh = s;
           latestState = state;
         }
-        Optional<String> mismatch = mismatch(state, reads, tables);
+        Optional<String> mismatch = schemaMismatch(state, schemas).or(() -> mismatch(state, reads, tables));
         if (mismatch.isEmpty()) {
           return new Outcome(Optional.of(s), s == latestRefresh ? "fresh" : "fresh at an earlier refresh, snapshot " + s.snapshotId());
         }
@@ -63,8 +68,10 @@ final class FreshnessMatch {
     if (latestRefresh == null) {
       return new Outcome(Optional.empty(), "it has not been refreshed under its current definition");
     }
-    String why = mismatch(latestState, reads, tables).orElse("its sources moved");
-    if (readsCurrent && toleranceMillis > 0) {
+    RefreshState latest = latestState;
+    Optional<String> schemaChange = schemaMismatch(latest, schemas);
+    String why = schemaChange.or(() -> mismatch(latest, reads, tables)).orElse("its sources moved");
+    if (readsCurrent && toleranceMillis > 0 && schemaChange.isEmpty()) {
       long age = System.currentTimeMillis() - latestState.refreshStartTimestampMs();
       if (age <= toleranceMillis) {
         return new Outcome(
@@ -73,6 +80,22 @@ final class FreshnessMatch {
       }
     }
     return new Outcome(Optional.empty(), "stale for the snapshots the query reads: " + why);
+  }
+
+  /** Why the query reads a source in another schema than the refresh read it, if it does. */
+  private static Optional<String> schemaMismatch(RefreshState state, Map<String, Integer> schemas) {
+    for (SourceState recorded : state.sourceStates()) {
+      Integer read = schemas.get(recorded.uuid());
+      if (recorded.type() == SourceState.Type.TABLE
+          && read != null
+          && recorded.schemaId().isPresent()
+          && !recorded.schemaId().get().equals(read)) {
+        return Optional.of(
+            recorded.qualifiedName() + " is read in schema " + read + ", the view was refreshed from schema "
+                + recorded.schemaId().get());
+      }
+    }
+    return Optional.empty();
   }
 
   private static Optional<String> mismatch(
