@@ -17,12 +17,20 @@ import org.apache.spark.sql.classic.SparkSession;
  * properties only, not the view version, so the stored data stays valid.
  */
 public final class AlterMaterializedViewCommand extends FloeCommand<AlterMaterializedView> {
-  /** Properties that carry Floe's own bookkeeping and cannot be set by hand. */
+  /**
+   * Properties that carry Floe's own bookkeeping, or that their own clauses set and check, and
+   * cannot be set by hand.
+   */
   private static final Set<String> RESERVED =
       Set.of(
           MaterializedViewProperties.STORAGE_TABLE,
           MaterializedViewProperties.MANAGED,
+          MaterializedViewProperties.SCHEDULE,
+          MaterializedViewProperties.REFRESH_POLICY,
           MaterializedView.SOURCES,
+          io.floe.spark.ivm.StorageLayout.PROPERTY,
+          io.floe.mv.ExpectationsParser.PROPERTY,
+          "isMaterializedView",
           "spark.query-column-names");
 
 
@@ -45,8 +53,16 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
       }
       update.remove(MaterializedViewProperties.SCHEDULE);
     } else if (action instanceof AlterAction.SetRefreshPolicy) {
-      update.set(
-          MaterializedViewProperties.REFRESH_POLICY, ((AlterAction.SetRefreshPolicy) action).policy().name());
+      io.floe.mv.RefreshPolicy policy = ((AlterAction.SetRefreshPolicy) action).policy();
+      if (policy == io.floe.mv.RefreshPolicy.INCREMENTAL) {
+        // As CREATE does: INCREMENTAL promises that source changes never force a full refresh.
+        new io.floe.spark.refresh.RefreshExecutor(spark)
+            .whyNeverIncremental(mv)
+            .ifPresent(why -> {
+              throw new FloeException("Cannot set REFRESH POLICY INCREMENTAL on " + mv + ": " + why);
+            });
+      }
+      update.set(MaterializedViewProperties.REFRESH_POLICY, policy.name());
     } else if (action instanceof AlterAction.SetProperties) {
       ((AlterAction.SetProperties) action)
           .properties()

@@ -70,6 +70,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       throw new FloeException(
           "Cannot create materialized view " + name + ": it already exists; use CREATE OR REPLACE or IF NOT EXISTS");
     }
+    checkFormatVersion(name);
     if (existing.isEmpty() && (views.viewExists(name.identifier()) || name.catalog().tableExists(name.identifier()))) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -184,6 +185,31 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     String partitioning = String.join("|", statement().partitionedBy());
     String recorded = table.properties().get(PARTITIONED_BY);
     return recorded != null ? recorded.equals(partitioning) : table.spec().isUnpartitioned() && partitioning.isEmpty();
+  }
+
+  /**
+   * Refuses a storage format version before 2: an incremental refresh writes row-level deletes,
+   * which Iceberg's format version 1 does not have, so the view could never refresh incrementally
+   * once a source changed rows.
+   */
+  private void checkFormatVersion(ResolvedName name) {
+    String version = statement().tableProperties().get("format-version");
+    if (version == null) {
+      return;
+    }
+    int number;
+    try {
+      number = Integer.parseInt(version.strip());
+    } catch (NumberFormatException e) {
+      throw new FloeException(
+          "Cannot create materialized view " + name + ": TBLPROPERTIES 'format-version' = '" + version + "' is not a number");
+    }
+    if (number < 2) {
+      throw new FloeException(
+          "Cannot create materialized view " + name + ": TBLPROPERTIES 'format-version' = '" + version
+              + "': its storage table needs Iceberg format version 2 or later, whose row-level deletes an incremental"
+              + " refresh writes");
+    }
   }
 
   private void updateStorageProperties(MaterializedView existing) {

@@ -59,7 +59,8 @@ public final class DropTableCommand extends FloeCommand<DropTable> {
       return List.of();
     }
     String owner = table.properties().get(MaterializedViewProperties.MATERIALIZED_VIEW);
-    if (owner != null) {
+    // A storage table whose view is gone (dropped by another engine) is an ordinary table now.
+    if (owner != null && catalog.load(name.withIdentifier(io.floe.spark.mv.ResolvedName.parseInCatalog(owner))).isPresent()) {
       throw new FloeException(
           "Cannot drop table " + name + ": it stores materialized view " + name.catalogName() + "." + owner
               + "; use DROP MATERIALIZED VIEW");

@@ -72,7 +72,7 @@ public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier 
     return text.toString();
   }
 
-  static TableIdentifier parseInCatalog(String text) {
+  public static TableIdentifier parseInCatalog(String text) {
     String[] levels = text.split("\\.");
     return TableIdentifier.of(
         Namespace.of(Arrays.copyOf(levels, levels.length - 1)), levels[levels.length - 1]);

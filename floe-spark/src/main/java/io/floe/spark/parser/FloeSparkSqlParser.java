@@ -91,6 +91,7 @@ public final class FloeSparkSqlParser implements ParserInterface {
     }
     LogicalPlan plan = delegate.parsePlan(sql);
     refuseWritesToMaterializedViews(plan);
+    new ViewStatementGuard(spark).check(plan);
     return plan;
   }
 

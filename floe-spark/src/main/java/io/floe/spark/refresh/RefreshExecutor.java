@@ -542,6 +542,25 @@ public final class RefreshExecutor {
    * The pinned definition analyzed once, with the query's own column names, naming the MV in any
    * error. Its plan decides the shape; renamed to the view's columns it gives the rows.
    */
+  /**
+   * Why {@code mv} could not be refreshed incrementally under {@code REFRESH POLICY INCREMENTAL},
+   * whatever its sources do: a definition no delta rule maintains, or a storage table created for
+   * full refreshes. Empty when it could.
+   */
+  public Optional<String> whyNeverIncremental(MaterializedView mv) {
+    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzeDefinition(mv, pinned).queryExecution().analyzed());
+    if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
+      return Optional.of(shape.reason());
+    }
+    if (mv.layout() != shape.layout()) {
+      return Optional.of(
+          "its storage table was created for full refreshes (" + mv.layout() + " layout); create it again with"
+              + " CREATE OR REPLACE MATERIALIZED VIEW ... REFRESH POLICY INCREMENTAL");
+    }
+    return Optional.empty();
+  }
+
   private Dataset<Row> analyzeDefinition(MaterializedView mv, PinnedDefinition pinned) {
     try {
       return Dataset.ofRows(spark, pinned.plan());

@@ -159,6 +159,92 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .contains("Floe maintains it");
   }
 
+  @Test
+  void alterCannotSetTheKeysItsOwnClausesSetAndCheck() {
+    for (String key : List.of("floe.refresh-policy", "floe.schedule", "floe.storage-layout", "isMaterializedView")) {
+      assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('" + key + "' = 'x')"))
+          .as(key)
+          .contains("'" + key + "'")
+          .contains("Floe maintains it");
+    }
+    assertThat(sql("SHOW MATERIALIZED VIEWS")).hasSize(1);
+  }
+
+  @Test
+  void alterToIncrementalRefusesWhatCreateRefuses() {
+    sql("CREATE MATERIALIZED VIEW sub AS SELECT id FROM orders WHERE region IN (SELECT region FROM orders WHERE id = 1)");
+    assertThat(errorOf("ALTER MATERIALIZED VIEW sub SET REFRESH POLICY INCREMENTAL"))
+        .contains("Cannot set REFRESH POLICY INCREMENTAL on lake." + ns + ".sub")
+        .contains("subquer");
+    sql("CREATE MATERIALIZED VIEW full_counts REFRESH POLICY FULL AS " + QUERY);
+    assertThat(errorOf("ALTER MATERIALIZED VIEW full_counts SET REFRESH POLICY INCREMENTAL"))
+        .contains("created for full refreshes (PLAIN layout)");
+
+    sql("ALTER MATERIALIZED VIEW counts SET REFRESH POLICY INCREMENTAL");
+    sql("INSERT INTO orders VALUES (3, 'Kobe')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW counts").get(0).getString(1)).isEqualTo("INCREMENTAL");
+  }
+
+  // ---- Spark's own view and table statements on materialized views ----
+
+  @Test
+  void sparksViewStatementsRefuseAMaterializedViewAndNameTheStatementToUse() {
+    sql("CREATE MATERIALIZED VIEW top AS SELECT region FROM counts WHERE n > 0");
+    String mv = "lake." + ns + ".counts";
+    assertThat(errorOf("DROP VIEW counts")).contains("Cannot DROP VIEW " + mv).contains("use DROP MATERIALIZED VIEW");
+    assertThat(errorOf("DROP VIEW IF EXISTS counts")).contains("use DROP MATERIALIZED VIEW");
+    assertThat(errorOf("CREATE OR REPLACE VIEW counts AS SELECT 1 AS a"))
+        .contains("Cannot CREATE OR REPLACE VIEW " + mv)
+        .contains("use CREATE OR REPLACE MATERIALIZED VIEW");
+    assertThat(errorOf("ALTER VIEW counts AS SELECT 1 AS a")).contains("use CREATE OR REPLACE MATERIALIZED VIEW");
+    assertThat(errorOf("ALTER VIEW counts RENAME TO counts2")).contains("Cannot ALTER VIEW ... RENAME TO " + mv);
+    assertThat(errorOf("ALTER VIEW counts SET TBLPROPERTIES ('floe.sources' = 'x')"))
+        .contains("use ALTER MATERIALIZED VIEW ... SET TBLPROPERTIES");
+    assertThat(errorOf("ALTER VIEW counts UNSET TBLPROPERTIES ('comment')"))
+        .contains("use ALTER MATERIALIZED VIEW ... UNSET TBLPROPERTIES");
+    // Nothing changed: both views still refresh and answer as before.
+    assertThat(viewExists("counts")).isTrue();
+    assertThat(viewExists("counts2")).isFalse();
+    assertThat(sql("REFRESH MATERIALIZED VIEW top CASCADE")).isNotEmpty();
+    assertSameRows("SELECT * FROM counts", QUERY, 2);
+
+    // A plain view is Spark's as before, a temporary one of the same name too.
+    sql("CREATE VIEW plain AS SELECT id FROM orders");
+    sql("CREATE OR REPLACE VIEW plain AS SELECT region FROM orders");
+    sql("DROP VIEW plain");
+    sql("CREATE TEMPORARY VIEW counts AS SELECT 1 AS a");
+    sql("DROP VIEW counts");
+    assertThat(viewExists("counts")).isTrue();
+  }
+
+  @Test
+  void aTableThatViewsReadOrThatStoresOneCannotBeRenamed() {
+    assertThat(errorOf("ALTER TABLE orders RENAME TO orders_old"))
+        .contains("Cannot rename table lake." + ns + ".orders")
+        .contains("materialized view lake." + ns + ".counts reads it");
+    assertThat(errorOf("ALTER TABLE counts__storage RENAME TO junk")).contains("it stores materialized view");
+    assertThat(tableExists("orders")).isTrue();
+    assertThat(freshness("counts")).isEqualTo("FRESH");
+
+    sql("CREATE TABLE loose (id INT) USING iceberg");
+    sql("ALTER TABLE loose RENAME TO loose2");
+    assertThat(tableExists("loose2")).isTrue();
+  }
+
+  @Test
+  void aStorageFormatWithoutRowLevelDeletesIsRefusedAtCreate() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('format-version' = '1') AS " + QUERY))
+        .contains("Cannot create materialized view lake." + ns + ".v1")
+        .contains("'format-version' = '1'")
+        .contains("format version 2 or later");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('format-version' = 'abc') AS " + QUERY))
+        .contains("'format-version' = 'abc' is not a number");
+    assertThat(viewExists("v1")).isFalse();
+    assertThat(tableExists("v1__storage")).isFalse();
+    sql("CREATE MATERIALIZED VIEW v3 TBLPROPERTIES ('format-version' = '3') AS " + QUERY);
+    assertSameRows("SELECT * FROM v3", QUERY, 2);
+  }
+
   // ---- SHOW MATERIALIZED VIEWS / SHOW VIEWS ----
 
   @Test
