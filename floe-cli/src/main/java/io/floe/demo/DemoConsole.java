@@ -97,7 +97,8 @@ public final class DemoConsole {
     long started = System.nanoTime();
     Dataset<Row> df = spark.sql(sql);
     String[] columns = df.columns();
-    List<List<String>> rows = TextRows.of(df);
+    TextRows.Collected collected = TextRows.collect(df);
+    List<List<String>> rows = collected.rows();
     long millis = (System.nanoTime() - started) / 1_000_000;
     if (List.of(columns).equals(REFRESH_COLUMNS)) {
       rows.forEach(row -> out.println(describeRefresh(row)));
@@ -111,6 +112,6 @@ public final class DemoConsole {
       }
     }
     out.println("(" + rows.size() + (rows.size() == 1 ? " row, " : " rows, ") + ResultFormatter.formatDuration(millis) + ")");
-    return new Measured(rows, ScanStatistics.of(df));
+    return new Measured(rows, ScanStatistics.of(collected.executed()));
   }
 }

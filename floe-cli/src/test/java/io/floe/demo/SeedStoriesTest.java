@@ -119,6 +119,19 @@ class SeedStoriesTest {
         .containsPattern("Bronze +[0-9.]+ +[0-9.]+ (B|KiB)")
         .containsPattern("Gold +[0-9.]+ +[0-9.]+ (B|KiB)")
         .contains("STALE: source urbanride.trips_bronze has new commits");
+    // What each query scanned, from Iceberg's scan metrics: Gold reads less than Bronze, neither nothing.
+    double bronze = scannedBytes("Bronze");
+    double gold = scannedBytes("Gold");
+    assertThat(gold).isPositive().isLessThan(bronze);
+  }
+
+  /** The data-scanned figure printed on the comparison line of {@code layer}, in bytes. */
+  private static double scannedBytes(String layer) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(?m)^" + layer + " +[0-9.]+ +([0-9.]+) (B|KiB|MiB)$").matcher(printed);
+    assertThat(m.find()).as("comparison line of %s in %s", layer, printed).isTrue();
+    double value = Double.parseDouble(m.group(1));
+    return m.group(2).equals("B") ? value : m.group(2).equals("KiB") ? value * 1024 : value * 1024 * 1024;
   }
 
   @Test

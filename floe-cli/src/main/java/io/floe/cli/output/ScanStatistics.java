@@ -4,7 +4,6 @@ import io.floe.spark.TableScans;
 import java.util.Locale;
 import java.util.Optional;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 
@@ -13,8 +12,11 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
  * files read and skipped by pruning, and their bytes.
  */
 public record ScanStatistics(int scans, long dataFiles, long bytes, long skippedFiles) {
-  /** The statistics of an executed query, or empty when it scanned no table (a command). */
-  public static Optional<ScanStatistics> of(Dataset<Row> df) {
+  /**
+   * The statistics of an executed query (the Dataset whose action ran, not one derived from it), or
+   * empty when it scanned no table (a command).
+   */
+  public static Optional<ScanStatistics> of(Dataset<?> df) {
     long[] sums = new long[4];
     TableScans.forEach(
         df.queryExecution().executedPlan(),

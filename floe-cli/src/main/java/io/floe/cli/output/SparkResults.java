@@ -18,25 +18,37 @@ public final class SparkResults {
     RewriteReport.clear(spark);
     Dataset<Row> df = spark.sql(sql);
     List<String> columns = Arrays.asList(df.columns());
-    List<List<String>> rows = format == OutputFormat.JSON ? List.of() : TextRows.of(df);
-    List<String> json = format == OutputFormat.JSON ? jsonLines(spark, df) : List.of();
+    // The statistics come from the query that ran to collect the result, not from df itself,
+    // whose own plan never executes.
+    List<List<String>> rows = List.of();
+    List<String> json = List.of();
+    Dataset<?> executed = df;
+    if (format == OutputFormat.JSON) {
+      if (df.columns().length > 0) {
+        Dataset<String> lines = df.toJSON();
+        json = jsonLines(spark, lines);
+        executed = lines;
+      }
+    } else {
+      TextRows.Collected collected = TextRows.collect(df);
+      rows = collected.rows();
+      executed = collected.executed();
+    }
     Optional<RewriteReport> report = RewriteReport.last(spark);
     Optional<String> scanned =
-        ScanStatistics.of(df)
+        ScanStatistics.of(executed)
             .map(s -> s.describe()
                 + report.map(r -> String.join(", ", r.used())).filter(u -> !u.isEmpty()).map(u -> "; answered from " + u).orElse(""));
     List<String> rewrite = RewriteSettings.reporting(spark) ? report.map(RewriteReport::lines).orElse(List.of()) : List.of();
     return new QueryResult(columns, rows, json, scanned, rewrite);
   }
 
-  private static List<String> jsonLines(SparkSession spark, Dataset<Row> df) {
-    if (df.columns().length == 0) {
-      return List.of();
-    }
+  /** Collects {@code lines}, a result as JSON, with its NULL fields written out. */
+  private static List<String> jsonLines(SparkSession spark, Dataset<String> lines) {
     String previous = spark.conf().get("spark.sql.jsonGenerator.ignoreNullFields", "true");
     spark.conf().set("spark.sql.jsonGenerator.ignoreNullFields", "false");
     try {
-      return df.toJSON().collectAsList();
+      return lines.collectAsList();
     } finally {
       spark.conf().set("spark.sql.jsonGenerator.ignoreNullFields", previous);
     }
