@@ -166,7 +166,7 @@ public final class IncrementalRefresh {
       List<ExpectationResult> none = check.nothingEvaluated();
       long snapshot = commitStateOnly(storage, readSnapshot, stateJson, none);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
-      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes (" + String.join(", ", operations) + ")", none);
+      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes" + (operations.isEmpty() ? "" : " (" + String.join(", ", operations) + ")"), none);
     }
 
     String suffix = UUID.randomUUID().toString().replace("-", "");

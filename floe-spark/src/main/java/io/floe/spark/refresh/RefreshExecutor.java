@@ -221,7 +221,7 @@ public final class RefreshExecutor {
       return new RefreshResult(
           mv.name().toString(),
           RefreshType.NO_CHANGE,
-          "no source changed since the last refresh",
+          "no source changed since the last refresh" + staleUpstreams(pinned),
           before,
           after,
           Map.of(),
@@ -542,6 +542,25 @@ public final class RefreshExecutor {
    * The pinned definition analyzed once, with the query's own column names, naming the MV in any
    * error. Its plan decides the shape; renamed to the view's columns it gives the rows.
    */
+  /**
+   * For a view with nothing to do: the source MVs that are themselves stale, whose own refresh
+   * (or {@code CASCADE} from them) would bring this view new rows. Empty text when there are none.
+   */
+  private String staleUpstreams(PinnedDefinition pinned) {
+    io.floe.spark.mv.FreshnessCheck check = new io.floe.spark.mv.FreshnessCheck(catalog);
+    List<String> stale = new java.util.ArrayList<>();
+    for (Source source : pinned.sources()) {
+      source.materializedView()
+          .filter(upstream -> !check.evaluate(upstream).fresh())
+          .ifPresent(upstream -> stale.add(upstream.name().toString()));
+    }
+    return stale.isEmpty()
+        ? ""
+        : "; its source" + (stale.size() == 1 ? " " : "s ") + String.join(", ", stale) + (stale.size() == 1 ? " is" : " are")
+            + " stale itself: refresh " + (stale.size() == 1 ? "it" : "them") + " first, or use REFRESH ... CASCADE from "
+            + (stale.size() == 1 ? "it" : "them");
+  }
+
   /**
    * Why {@code mv} could not be refreshed incrementally under {@code REFRESH POLICY INCREMENTAL},
    * whatever its sources do: a definition no delta rule maintains, or a storage table created for

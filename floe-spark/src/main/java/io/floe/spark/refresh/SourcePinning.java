@@ -14,6 +14,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.StaticTableOperations;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -24,7 +30,10 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.iceberg.spark.source.SparkTable;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -246,6 +255,13 @@ public final class SourcePinning {
                 + " is a view; a materialized view can read tables and other materialized views only",
             e);
       }
+      if (spark.sessionState().catalog().getTempView(name.name()).isDefined()) {
+        throw new FloeException(
+            "Source " + name.name() + " is a temporary view of this session; a materialized view reads tables and"
+                + " materialized views of a catalog, which outlive the session (create a table or a materialized view"
+                + " from it)",
+            e);
+      }
       throw new FloeException("Source " + name + " does not exist", e);
     }
     catalog.invalidateSparkCache(name);
@@ -284,28 +300,28 @@ public final class SourcePinning {
    */
   private LogicalPlan inCurrentSchema(Source source) {
     Table table = source.table();
-    if (!(table instanceof org.apache.iceberg.HasTableOperations)) {
+    if (!(table instanceof HasTableOperations)) {
       throw new FloeException(
           "Cannot read " + source.name() + " at snapshot " + source.snapshot().get().snapshotId()
               + " in its current schema: its metadata is not accessible");
     }
-    org.apache.iceberg.TableOperations operations = ((org.apache.iceberg.HasTableOperations) table).operations();
-    org.apache.iceberg.TableMetadata current = operations.current();
+    TableOperations operations = ((HasTableOperations) table).operations();
+    TableMetadata current = operations.current();
     long pinned = source.snapshot().get().snapshotId();
-    org.apache.iceberg.TableMetadata frozen =
+    TableMetadata frozen =
         current.currentSnapshot() != null && current.currentSnapshot().snapshotId() == pinned
             ? current
-            : org.apache.iceberg.TableMetadata.buildFrom(current)
-                .setBranchSnapshot(pinned, org.apache.iceberg.SnapshotRef.MAIN_BRANCH)
+            : TableMetadata.buildFrom(current)
+                .setBranchSnapshot(pinned, SnapshotRef.MAIN_BRANCH)
                 .build();
-    Table static_ =
-        new org.apache.iceberg.BaseTable(
-            new org.apache.iceberg.StaticTableOperations(frozen, table.io(), operations.locationProvider()), table.name());
-    org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation relation =
-        org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation.create(
-            new org.apache.iceberg.spark.source.SparkTable(static_),
-            scala.Option.empty(),
-            scala.Option.empty());
+    Table frozenTable =
+        new BaseTable(
+            new StaticTableOperations(frozen, table.io(), operations.locationProvider()), table.name());
+    DataSourceV2Relation relation =
+        DataSourceV2Relation.create(
+            new SparkTable(frozenTable),
+            Option.empty(),
+            Option.empty());
     List<String> parts = source.name().parts();
     return new SubqueryAlias(
         new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), relation);

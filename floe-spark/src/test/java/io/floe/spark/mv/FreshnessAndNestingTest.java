@@ -155,6 +155,13 @@ class FreshnessAndNestingTest extends MvTestSupport {
         .startsWith("STALE")
         .contains("upstream " + q("silver") + " is stale")
         .contains(q("bronze"));
+    // Gold's own sources did not move: nothing to do, and the reason says where the change waits.
+    Row gold = sql("REFRESH MATERIALIZED VIEW gold").get(0);
+    assertThat(gold.getString(1)).isEqualTo("NO_CHANGE");
+    assertThat(gold.getString(2))
+        .contains("no source changed since the last refresh")
+        .contains("its source lake." + q("silver") + " is stale itself")
+        .contains("REFRESH ... CASCADE");
   }
 
   @Test

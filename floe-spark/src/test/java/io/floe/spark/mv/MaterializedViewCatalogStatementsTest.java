@@ -232,6 +232,25 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
   }
 
   @Test
+  void aStorageTableWhoseViewAnotherEngineDroppedIsAnOrdinaryTable() {
+    assertThat(errorOf("DROP TABLE counts__storage")).contains("use DROP MATERIALIZED VIEW");
+    ((org.apache.iceberg.catalog.ViewCatalog) iceberg()).dropView(id("counts"));
+
+    sql("DROP TABLE counts__storage");
+
+    assertThat(tableExists("counts__storage")).isFalse();
+  }
+
+  @Test
+  void aTemporaryViewIsNotASourceAndTheErrorSaysSo() {
+    sql("CREATE TEMPORARY VIEW recent AS SELECT * FROM orders WHERE id > 1");
+
+    assertThat(errorOf("CREATE MATERIALIZED VIEW from_temp AS SELECT * FROM recent"))
+        .contains("Source recent is a temporary view of this session");
+    assertThat(viewExists("from_temp")).isFalse();
+  }
+
+  @Test
   void aStorageFormatWithoutRowLevelDeletesIsRefusedAtCreate() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('format-version' = '1') AS " + QUERY))
         .contains("Cannot create materialized view lake." + ns + ".v1")
