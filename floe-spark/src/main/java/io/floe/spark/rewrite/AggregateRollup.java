@@ -51,7 +51,7 @@ final class AggregateRollup {
   /** The rolled-up aggregate, or a message saying why it cannot be computed from the view. */
   Rolled rollup(AggregateExpression aggregate) {
     AggregateFunction function = aggregate.aggregateFunction();
-    String shown = aggregate.sql();
+    String shown = QueryBlock.shown(aggregate);
     if (aggregate.filter().isDefined()) {
       return Rolled.no(shown + " has a FILTER clause, which is not rolled up");
     }
@@ -147,7 +147,7 @@ final class AggregateRollup {
     if (sum.isEmpty() || count.isEmpty()) {
       return ownAverage(aggregate)
           .map(Rolled::to)
-          .orElse(Rolled.no(aggregate.sql() + " needs SUM and COUNT of its argument in the view, or the view's own AVG of it"));
+          .orElse(Rolled.no(QueryBlock.shown(aggregate) + " needs SUM and COUNT of its argument in the view, or the view's own AVG of it"));
     }
     Expression total = total(count.get());
     if (argument.dataType() instanceof DecimalType decimal) {

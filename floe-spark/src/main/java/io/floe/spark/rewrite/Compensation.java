@@ -44,7 +44,7 @@ final class Compensation {
     for (Expression conjunct : residual) {
       Optional<Expression> expressed = view.express(conjunct);
       if (expressed.isEmpty()) {
-        return new Applied(Optional.empty(), "the query's filter " + conjunct.sql() + " needs a column the view does not keep"
+        return new Applied(Optional.empty(), "the query's filter " + QueryBlock.shown(conjunct) + " needs a column the view does not keep"
             + (view.definition().isAggregate() ? " as a grouping column" : ""));
       }
       condition = condition == null ? expressed.get() : new And(condition, expressed.get());

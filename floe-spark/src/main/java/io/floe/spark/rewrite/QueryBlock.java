@@ -305,7 +305,7 @@ final class QueryBlock {
 
     private static void requireDeterministic(Expression expression) {
       if (!expression.deterministic()) {
-        throw new Unsupported("non-deterministic expression " + expression.sql() + " is not matched");
+        throw new Unsupported("non-deterministic expression " + shown(expression) + " is not matched");
       }
       if (expression.exists(e -> e instanceof AggregateExpression)) {
         throw new Unsupported("an aggregate outside GROUP BY is not matched");
@@ -323,6 +323,28 @@ final class QueryBlock {
     String name = key + "." + a.name().toLowerCase(Locale.ROOT);
     long id = CANONICAL_IDS.computeIfAbsent(name, n -> NEXT_ID.getAndIncrement());
     return new AttributeReference(name, a.dataType(), a.nullable(), Metadata.empty(), new ExprId(id, CANONICAL_JVM), Scala.seq());
+  }
+
+  /**
+   * {@code e} as SQL for a user to read: canonical columns, which carry their table's UUID for
+   * matching, by their column name.
+   */
+  static String shown(Expression e) {
+    return e.transformUp(
+            new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
+              @Override
+              public boolean isDefinedAt(Expression x) {
+                return x instanceof AttributeReference a && CANONICAL_JVM.equals(a.exprId().jvmId());
+              }
+
+              @Override
+              public Expression apply(Expression x) {
+                AttributeReference a = (AttributeReference) x;
+                String column = a.name().substring(a.name().lastIndexOf('.') + 1);
+                return new AttributeReference(column, a.dataType(), a.nullable(), Metadata.empty(), a.exprId(), Scala.seq());
+              }
+            })
+        .sql();
   }
 
   /** True when {@code e} references a canonical column (of a table or generator). */

@@ -42,7 +42,7 @@ final class ViewMatcher {
     }
     for (Expression m : view.conjuncts()) {
       if (!PredicateImplication.implied(m, query.conjuncts())) {
-        return Optional.of("the query's filters do not imply the view's filter " + m.sql());
+        return Optional.of("the query's filters do not imply the view's filter " + QueryBlock.shown(m));
       }
     }
     return Optional.empty();
@@ -62,7 +62,7 @@ final class ViewMatcher {
       for (Expression g : query.grouping()) {
         Optional<Expression> x = view.express(g);
         if (x.isEmpty()) {
-          return Outcome.no("the query groups by " + g.sql() + ", which the view's columns cannot compute");
+          return Outcome.no("the query groups by " + QueryBlock.shown(g) + ", which the view's columns cannot compute");
         }
         grouping.add(x.get());
       }
@@ -70,7 +70,7 @@ final class ViewMatcher {
       for (int i = 0; i < outputs.size(); i++) {
         Optional<Expression> x = view.express(query.outputs().get(i));
         if (x.isEmpty()) {
-          return Outcome.no("the query's column " + query.outputs().get(i).sql() + " needs a column the view does not keep");
+          return Outcome.no("the query's column " + QueryBlock.shown(query.outputs().get(i)) + " needs a column the view does not keep");
         }
         named.add(alias(x.get(), outputs.get(i), timeZone));
       }
@@ -84,7 +84,7 @@ final class ViewMatcher {
     for (Expression g : query.grouping()) {
       Optional<Expression> x = view.express(g);
       if (x.isEmpty()) {
-        return Outcome.no("the query groups by " + g.sql() + ", which is not a grouping column of the view (finer groups)");
+        return Outcome.no("the query groups by " + QueryBlock.shown(g) + ", which is not a grouping column of the view (finer groups)");
       }
       grouping.add(x.get());
     }
@@ -172,7 +172,7 @@ final class ViewMatcher {
       return key;
     }
     if (e.children().isEmpty()) {
-      reason[0] = "the query's column " + e.sql() + " is not a grouping column of the view";
+      reason[0] = "the query's column " + QueryBlock.shown(e) + " is not a grouping column of the view";
       return Optional.empty();
     }
     List<Expression> children = new ArrayList<>();
@@ -180,7 +180,7 @@ final class ViewMatcher {
       Optional<Expression> x = rolledUp(child, view, rollup, reason);
       if (x.isEmpty()) {
         if (reason[0].isEmpty()) {
-          reason[0] = "the query's column " + e.sql() + " cannot be computed from the view";
+          reason[0] = "the query's column " + QueryBlock.shown(e) + " cannot be computed from the view";
         }
         return Optional.empty();
       }

@@ -153,7 +153,11 @@ class QueryRewriteTest extends RewriteTestSupport {
 
     Answer answer = assertNotAnswered("SELECT city, sum(fare) FROM trips WHERE fare >= 0 GROUP BY city");
 
-    assertThat(answer.report()).contains("not answered from " + q("city_day")).contains("do not imply the view's filter");
+    // Columns are shown by their names, not by the table identities matching uses.
+    assertThat(answer.report())
+        .contains("not answered from " + q("city_day"))
+        .contains("do not imply the view's filter (fare > CAST(0 AS BIGINT))")
+        .doesNotContain("`");
   }
 
   @Test
@@ -171,7 +175,7 @@ class QueryRewriteTest extends RewriteTestSupport {
 
     Answer answer = assertNotAnswered("SELECT city, driver, count(*) FROM trips WHERE fare > 0 GROUP BY city, driver");
 
-    assertThat(answer.report()).contains("finer groups");
+    assertThat(answer.report()).contains("the query groups by driver, which is not a grouping column of the view (finer groups)");
   }
 
   @Test
