@@ -71,6 +71,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           "Cannot create materialized view " + name + ": it already exists; use CREATE OR REPLACE or IF NOT EXISTS");
     }
     checkFormatVersion(name);
+    checkFloeProperties(name);
     if (existing.isEmpty() && (views.viewExists(name.identifier()) || name.catalog().tableExists(name.identifier()))) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -158,6 +159,12 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       // replaced view keeps its new definition: its old storage is already gone.
       if (existing.isEmpty()) {
         MaterializedViewDrop.drop(catalog, created);
+        String cause = io.floe.ErrorMessages.firstLine(e.getMessage(), e.getClass().getSimpleName());
+        String refreshing = "Cannot refresh " + created + ": ";
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
+                + (cause.startsWith(refreshing) ? cause.substring(refreshing.length()) : cause),
+            e);
       }
       throw e;
     }
@@ -210,6 +217,46 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
               + "': its storage table needs Iceberg format version 2 or later, whose row-level deletes an incremental"
               + " refresh writes");
     }
+  }
+
+  /** Storage properties Floe reads, with the values each accepts. */
+  private static final Map<String, String> BOOLEAN_PROPERTIES =
+      Map.of(
+          io.floe.spark.refresh.ExpectationCheck.QUARANTINE_PROPERTY, "true or false",
+          io.floe.spark.refresh.StorageCompaction.ENABLED, "true or false");
+
+  private static final List<String> COUNT_PROPERTIES =
+      List.of(
+          io.floe.spark.refresh.StorageCompaction.DELETE_FILES,
+          io.floe.spark.refresh.StorageCompaction.SMALL_FILES,
+          io.floe.spark.refresh.StorageCompaction.SMALL_FILE_BYTES);
+
+  /**
+   * Refuses a value of a storage property Floe reads that it could not use: a boolean other than
+   * true or false (a typo would silently mean false), a count that is not a positive whole number.
+   */
+  private void checkFloeProperties(ResolvedName name) {
+    statement().tableProperties().forEach((key, value) -> {
+      String v = value.strip().toLowerCase(java.util.Locale.ROOT);
+      if (BOOLEAN_PROPERTIES.containsKey(key) && !v.equals("true") && !v.equals("false")) {
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": TBLPROPERTIES '" + key + "' = '" + value + "' must be "
+                + BOOLEAN_PROPERTIES.get(key));
+      }
+      if (COUNT_PROPERTIES.contains(key)) {
+        long count;
+        try {
+          count = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+          count = 0;
+        }
+        if (count <= 0) {
+          throw new FloeException(
+              "Cannot create materialized view " + name + ": TBLPROPERTIES '" + key + "' = '" + value
+                  + "' must be a positive whole number");
+        }
+      }
+    });
   }
 
   private void updateStorageProperties(MaterializedView existing) {

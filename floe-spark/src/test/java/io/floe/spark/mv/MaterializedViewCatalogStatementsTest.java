@@ -260,7 +260,12 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .contains("'format-version' = 'abc' is not a number");
     assertThat(viewExists("v1")).isFalse();
     assertThat(tableExists("v1__storage")).isFalse();
-    sql("CREATE MATERIALIZED VIEW v3 TBLPROPERTIES ('format-version' = '3') AS " + QUERY);
+    assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('floe.expectations.quarantine' = 'maybe') AS " + QUERY))
+        .contains("'floe.expectations.quarantine' = 'maybe' must be true or false");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('floe.compaction.small-files' = '0') AS " + QUERY))
+        .contains("'floe.compaction.small-files' = '0' must be a positive whole number");
+    assertThat(viewExists("v1")).isFalse();
+    sql("CREATE MATERIALIZED VIEW v3 TBLPROPERTIES ('format-version' = '3', 'floe.compaction.enabled' = 'FALSE') AS " + QUERY);
     assertSameRows("SELECT * FROM v3", QUERY, 2);
   }
 
