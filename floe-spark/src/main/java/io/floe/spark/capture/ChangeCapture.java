@@ -54,15 +54,26 @@ public final class ChangeCapture {
   private final SparkSession spark;
   private final long scanLimit;
   private final String limitReason;
+  private final boolean acrossSchemas;
 
   public ChangeCapture(SparkSession spark) {
-    this(spark, Long.MAX_VALUE, "");
+    this(spark, Long.MAX_VALUE, "", false);
   }
 
-  private ChangeCapture(SparkSession spark, long scanLimit, String limitReason) {
+  private ChangeCapture(SparkSession spark, long scanLimit, String limitReason, boolean acrossSchemas) {
     this.spark = spark;
     this.scanLimit = scanLimit;
     this.limitReason = limitReason;
+    this.acrossSchemas = acrossSchemas;
+  }
+
+  /**
+   * A capture that reads a range whose snapshots were written in different schemas, all in the
+   * newer snapshot's schema. Only for a caller that checked that every column it reads is the same
+   * field, of the same type, in each schema involved; otherwise such a range is unsupported.
+   */
+  public ChangeCapture acrossSchemaChanges() {
+    return new ChangeCapture(spark, scanLimit, limitReason, true);
   }
 
   /**
@@ -78,7 +89,7 @@ public final class ChangeCapture {
    * format whose {@code %d} is the limit, such as {@code "more than the view stores (%d)"}.
    */
   public ChangeCapture limitScanTo(long rows, String description) {
-    return new ChangeCapture(spark, rows, description);
+    return new ChangeCapture(spark, rows, description, acrossSchemas);
   }
 
   /**
@@ -86,6 +97,12 @@ public final class ChangeCapture {
    * the operations in the range, or why the change cannot be captured incrementally.
    */
   public static Inspection inspect(Table table, String sparkName, Long fromSnapshotExclusive, long toSnapshotInclusive) {
+    return inspect(table, sparkName, fromSnapshotExclusive, toSnapshotInclusive, false);
+  }
+
+  /** As {@link #inspect(Table, String, Long, long)}, for a capture {@link #acrossSchemaChanges}. */
+  public static Inspection inspect(
+      Table table, String sparkName, Long fromSnapshotExclusive, long toSnapshotInclusive, boolean acrossSchemas) {
     Snapshot to = table.snapshot(toSnapshotInclusive);
     if (to == null) {
       return new Inspection(List.of(), Optional.of("snapshot " + toSnapshotInclusive + " is not in the metadata of " + sparkName));
@@ -93,7 +110,7 @@ public final class ChangeCapture {
     if (fromSnapshotExclusive != null && fromSnapshotExclusive == toSnapshotInclusive) {
       return new Inspection(List.of(), Optional.empty());
     }
-    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to);
+    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to, acrossSchemas);
     return new Inspection(range.operations(), range.unsupportedReason());
   }
 
@@ -137,7 +154,7 @@ public final class ChangeCapture {
       return noChange(sparkSchema, List.of(), sparkName);
     }
 
-    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to);
+    SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to, acrossSchemas);
     Optional<String> unsupported = range.unsupportedReason();
     if (unsupported.isPresent()) {
       LOG.debug("No incremental capture of {}: {}", sparkName, unsupported.get());

@@ -41,6 +41,15 @@ final class SnapshotRange {
    * @param tableName how reasons name the table
    */
   static SnapshotRange between(Table table, String tableName, Long fromExclusive, Snapshot to) {
+    return between(table, tableName, fromExclusive, to, false);
+  }
+
+  /**
+   * As {@link #between(Table, String, Long, Snapshot)}; with {@code acrossSchemas}, snapshots
+   * written in different schemas do not make the range unsupported (the caller checked that the
+   * columns it reads are the same fields in each).
+   */
+  static SnapshotRange between(Table table, String tableName, Long fromExclusive, Snapshot to, boolean acrossSchemas) {
     if (fromExclusive != null && table.snapshot(fromExclusive) == null) {
       return unsupported(
           "snapshot %d of %s has expired: it is no longer in the table metadata", fromExclusive, tableName);
@@ -72,12 +81,12 @@ final class SnapshotRange {
       // Reading all of `to` with its own delete files applied is right whatever happened before.
       return new SnapshotRange(newestFirst, null);
     }
-    Optional<String> reason = whyNotIncremental(table, tableName, table.snapshot(fromExclusive), to, newestFirst);
+    Optional<String> reason = whyNotIncremental(table, tableName, table.snapshot(fromExclusive), to, newestFirst, acrossSchemas);
     return new SnapshotRange(newestFirst, reason.orElse(null));
   }
 
   private static Optional<String> whyNotIncremental(
-      Table table, String tableName, Snapshot from, Snapshot to, List<Snapshot> snapshots) {
+      Table table, String tableName, Snapshot from, Snapshot to, List<Snapshot> snapshots, boolean acrossSchemas) {
     for (Snapshot snapshot : snapshots) {
       if (snapshot.operation() == null || !KNOWN_OPERATIONS.contains(snapshot.operation())) {
         return Optional.of(
@@ -86,7 +95,7 @@ final class SnapshotRange {
                 snapshot.snapshotId(), tableName, snapshot.operation()));
       }
     }
-    if (from.schemaId() != null && to.schemaId() != null && !from.schemaId().equals(to.schemaId())) {
+    if (!acrossSchemas && from.schemaId() != null && to.schemaId() != null && !from.schemaId().equals(to.schemaId())) {
       return Optional.of(
           String.format(
               "the schema of %s changed between snapshots %d (schema %d) and %d (schema %d)",

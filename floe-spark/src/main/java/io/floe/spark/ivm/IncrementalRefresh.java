@@ -106,6 +106,15 @@ public final class IncrementalRefresh {
     List<Source> sources = pinned.sources();
     List<Source> oldSources = new ArrayList<>(sources);
     Map<String, Long> rowsRead = new LinkedHashMap<>();
+    // The columns the definition reads of each source, analyzed only when a source's schema moved.
+    SourceColumns[] analyzedColumns = new SourceColumns[1];
+    java.util.function.Supplier<SourceColumns> readColumns = () -> {
+      if (analyzedColumns[0] == null) {
+        analyzedColumns[0] =
+            SourceColumns.of(org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan()).queryExecution().analyzed());
+      }
+      return analyzedColumns[0];
+    };
     List<Integer> moved = new ArrayList<>();
     List<Dataset<Row>> zsets = new ArrayList<>();
     List<Boolean> appends = new ArrayList<>();
@@ -120,29 +129,34 @@ public final class IncrementalRefresh {
       if (before.isEmpty()) {
         return new Fallback("source " + source.name() + " was re-created since the last refresh");
       }
-      Optional<Integer> recordedSchema = before.get().schemaId();
-      int currentSchema = source.table().schema().schemaId();
-      if (recordedSchema.isPresent() && recordedSchema.get() != currentSchema) {
-        // Rows stored under the old schema may read other columns now (a rename): recompute.
-        return new Fallback(
-            "the schema of source " + source.name() + " changed since the last refresh (schema " + recordedSchema.get()
-                + " → " + currentSchema + ")");
-      }
       // A source MV whose definition changed but kept its storage table (same columns) is read
       // like any table: its storage snapshots' difference is exactly the change of its rows. A
       // replacement that needed new storage shows up above as a re-created source.
       Long from = before.get().snapshotId().orElse(null);
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
+      // Before the snapshots: a column renamed with no data written since changes what the view
+      // computes without a new snapshot.
+      Optional<String> schemaChange = schemaChange(source, before.get(), from, to, readColumns);
+      if (schemaChange.isPresent()) {
+        return new Fallback(schemaChange.get());
+      }
       if (java.util.Objects.equals(from, to)) {
         continue;
       }
       if (to == null) {
         return new Fallback("source " + source.name() + " has no snapshot");
       }
+      // The schemas that matter were checked above; the snapshots' own may differ (a rename made
+      // and refreshed in full after the older one was written).
+      boolean acrossSchemas = source.materializedView().isEmpty();
       CapturedChange change =
           fromFeed(source, from, to)
               .<CapturedChange>map(d -> d)
-              .orElseGet(() -> capture(source, shape, readSnapshot).capture(source.table(), sparkName(source), from, to));
+              .orElseGet(() -> {
+                ChangeCapture capture = capture(source, shape, readSnapshot);
+                return (acrossSchemas ? capture.acrossSchemaChanges() : capture)
+                    .capture(source.table(), sparkName(source), from, to);
+              });
       if (change instanceof CapturedChange.Unsupported) {
         return new Fallback(((CapturedChange.Unsupported) change).reason());
       }
@@ -373,6 +387,46 @@ public final class IncrementalRefresh {
    * than what a full refresh writes, the storage table's rows: a full refresh then costs less. Small
    * tables are never limited: both are cheap.
    */
+  /**
+   * The schemas a refresh of {@code source} meets: the one its stored rows were computed in (the
+   * last refresh recorded it; a state recorded without one stands for the schema of its snapshot),
+   * the table's current one (in which a refresh reads pinned snapshots, see {@link SourcePinning})
+   * and the one the newer snapshot was written in (in which the change between them is read).
+   */
+  public static java.util.Set<Integer> schemas(Source source, SourceState recorded, Long from, Long to) {
+    java.util.Set<Integer> ids = new java.util.LinkedHashSet<>();
+    Optional<Integer> stored =
+        recorded.schemaId().or(() -> Optional.ofNullable(from == null ? null : source.table().snapshot(from)).map(Snapshot::schemaId));
+    stored.ifPresent(ids::add);
+    ids.add(source.table().schema().schemaId());
+    Snapshot newer = to == null ? null : source.table().snapshot(to);
+    if (newer != null && newer.schemaId() != null) {
+      ids.add(newer.schemaId());
+    }
+    return ids;
+  }
+
+  /**
+   * Why a schema change of {@code source} since the last refresh forces a full refresh: it renamed,
+   * dropped or retyped a column the definition reads (or the source is an MV, whose storage columns
+   * change only with its definition). A change that leaves every read column the same field, such
+   * as an added column, lets the refresh stay incremental.
+   */
+  public static Optional<String> schemaChange(
+      Source source, SourceState recorded, Long from, Long to, java.util.function.Supplier<SourceColumns> columns) {
+    java.util.Set<Integer> ids = schemas(source, recorded, from, to);
+    if (ids.size() < 2) {
+      return Optional.empty();
+    }
+    String prefix = "the schema of source " + source.name() + " changed since the last refresh";
+    if (source.materializedView().isPresent()) {
+      return Optional.of(prefix + " (schemas " + ids + ")");
+    }
+    return columns.get()
+        .differingColumn(source.table(), source.name().toString(), new ArrayList<>(ids))
+        .map(why -> prefix + ": " + why);
+  }
+
   private ChangeCapture capture(Source source, DefinitionShape shape, Snapshot storageSnapshot) {
     ChangeCapture capture = new ChangeCapture(spark);
     if (!sizeChecksOn()) {

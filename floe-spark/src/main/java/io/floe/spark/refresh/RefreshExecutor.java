@@ -338,8 +338,9 @@ public final class RefreshExecutor {
     Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
     Optional<RefreshState> recorded = mv.refreshState(storage);
     PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
-    DefinitionShape shape =
-        DefinitionShape.of(pinned.parsed(), analyzeDefinition(mv, pinned).queryExecution().analyzed());
+    LogicalPlan analyzed = analyzeDefinition(mv, pinned).queryExecution().analyzed();
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzed);
+    io.floe.spark.ivm.SourceColumns readColumns = io.floe.spark.ivm.SourceColumns.of(analyzed);
     lines.add(new String[] {"materialized view", mv.name().toString()});
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
     lines.add(new String[] {"storage layout", mv.layout().name()});
@@ -356,16 +357,23 @@ public final class RefreshExecutor {
       Long from = before.flatMap(SourceState::snapshotId).orElse(null);
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       String detail;
+      Optional<String> schemaChange =
+          before.isEmpty() ? Optional.empty() : IncrementalRefresh.schemaChange(source, before.get(), from, to, () -> readColumns);
       if (recorded.isPresent() && before.isEmpty()) {
         detail = "re-created since the last refresh: full refresh";
         strategy = strategy == null ? "FULL: source " + source.name() + " was re-created" : strategy;
+        sourcesMoved = true;
+      } else if (schemaChange.isPresent()) {
+        detail = "snapshot " + (from == null ? "none" : from) + " → " + (to == null ? "none" : to) + ": " + schemaChange.get();
+        strategy = strategy == null ? "FULL: " + schemaChange.get() : strategy;
         sourcesMoved = true;
       } else if (java.util.Objects.equals(from, to)) {
         detail = "unchanged at snapshot " + (to == null ? "none" : to);
       } else {
         sourcesMoved = true;
+        boolean acrossSchemas = before.isPresent() && source.materializedView().isEmpty();
         io.floe.spark.capture.ChangeCapture.Inspection inspection =
-            io.floe.spark.capture.ChangeCapture.inspect(source.table(), source.table().name(), from, to);
+            io.floe.spark.capture.ChangeCapture.inspect(source.table(), source.table().name(), from, to, acrossSchemas);
         detail = "snapshot " + (from == null ? "none" : from) + " → " + to + " (" + String.join(", ", inspection.operations()) + ")";
         if (inspection.unsupportedReason().isPresent()) {
           detail += ": change not capturable, " + inspection.unsupportedReason().get();
