@@ -7,14 +7,16 @@ import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.sql.AlterAction;
 import io.floe.sql.AlterMaterializedView;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.view.UpdateViewProperties;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.SparkSession;
 
 /**
- * {@code ALTER MATERIALIZED VIEW}: schedule, refresh policy and properties. These change view
- * properties only, not the view version, so the stored data stays valid.
+ * {@code ALTER MATERIALIZED VIEW}: schedule, refresh policy and properties. These change view or
+ * storage table properties only, not the view version, so the stored data stays valid.
  */
 public final class AlterMaterializedViewCommand extends FloeCommand<AlterMaterializedView> {
   /**
@@ -30,6 +32,8 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
           MaterializedView.SOURCES,
           io.floe.spark.ivm.StorageLayout.PROPERTY,
           io.floe.mv.ExpectationsParser.PROPERTY,
+          io.floe.spark.pipeline.PipelineRun.PIPELINE,
+          io.floe.spark.pipeline.PipelineRun.DEFINITION_HASH,
           "isMaterializedView",
           "spark.query-column-names");
 
@@ -64,32 +68,75 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
       }
       update.set(MaterializedViewProperties.REFRESH_POLICY, policy.name());
     } else if (action instanceof AlterAction.SetProperties) {
-      ((AlterAction.SetProperties) action)
-          .properties()
-          .forEach(
-              (key, value) -> {
-                checkNotReserved(mv, key);
-                update.set(key, value);
-              });
+      setProperties(mv, ((AlterAction.SetProperties) action).properties(), update);
+      return List.of();
     } else if (action instanceof AlterAction.UnsetProperties) {
-      AlterAction.UnsetProperties unset = (AlterAction.UnsetProperties) action;
-      for (String key : unset.keys()) {
-        checkNotReserved(mv, key);
-        if (!mv.properties().containsKey(key)) {
-          if (unset.ifExists()) {
-            continue;
-          }
-          throw new FloeException("Cannot unset property '" + key + "' of " + mv + ": it is not set");
-        }
-        update.remove(key);
-      }
+      unsetProperties(mv, (AlterAction.UnsetProperties) action, update);
+      return List.of();
     }
     update.commit();
     return List.of();
   }
 
+  /**
+   * Sets {@code comment} on the view and every other key on the storage table, where {@code CREATE}
+   * puts an MV's TBLPROPERTIES and where Floe reads them (compaction, retention, quarantine).
+   */
+  private static void setProperties(MaterializedView mv, Map<String, String> properties, UpdateViewProperties view) {
+    properties.keySet().forEach(key -> checkNotReserved(mv, key));
+    StorageProperties.check("alter materialized view " + mv, properties);
+    UpdateProperties storage = mv.storageTable().updateProperties();
+    boolean onView = false;
+    boolean onStorage = false;
+    for (Map.Entry<String, String> property : properties.entrySet()) {
+      if (property.getKey().equals(MaterializedViewProperties.COMMENT)) {
+        view.set(property.getKey(), property.getValue());
+        onView = true;
+      } else {
+        storage.set(property.getKey(), property.getValue());
+        onStorage = true;
+      }
+    }
+    if (onStorage) {
+      storage.commit();
+    }
+    if (onView) {
+      view.commit();
+    }
+  }
+
+  /** Removes each key from where it is set: the storage table, the view (comment, or a key set there before), or both. */
+  private static void unsetProperties(MaterializedView mv, AlterAction.UnsetProperties unset, UpdateViewProperties view) {
+    Map<String, String> stored = mv.storageTable().properties();
+    UpdateProperties storage = mv.storageTable().updateProperties();
+    boolean onView = false;
+    boolean onStorage = false;
+    for (String key : unset.keys()) {
+      checkNotReserved(mv, key);
+      boolean inStorage = stored.containsKey(key) && !key.equals(MaterializedViewProperties.COMMENT);
+      boolean inView = mv.properties().containsKey(key);
+      if (inStorage) {
+        storage.remove(key);
+        onStorage = true;
+      }
+      if (inView) {
+        view.remove(key);
+        onView = true;
+      }
+      if (!inStorage && !inView && !unset.ifExists()) {
+        throw new FloeException("Cannot unset property '" + key + "' of " + mv + ": it is not set");
+      }
+    }
+    if (onStorage) {
+      storage.commit();
+    }
+    if (onView) {
+      view.commit();
+    }
+  }
+
   private static void checkNotReserved(MaterializedView mv, String key) {
-    if (RESERVED.contains(key)) {
+    if (RESERVED.contains(key) || StorageProperties.kept(key)) {
       throw new FloeException("Cannot change property '" + key + "' of " + mv + ": Floe maintains it");
     }
   }

@@ -48,8 +48,6 @@ import org.apache.spark.sql.types.StructType;
 public final class CreateMaterializedViewCommand extends FloeCommand<CreateMaterializedView> {
   /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
   private static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
-  /** Storage table property: the PARTITIONED BY items as written, so a replacement can compare them. */
-  private static final String PARTITIONED_BY = "floe.partitioned-by";
 
 
   public CreateMaterializedViewCommand(CreateMaterializedView statement) {
@@ -70,8 +68,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       throw new FloeException(
           "Cannot create materialized view " + name + ": it already exists; use CREATE OR REPLACE or IF NOT EXISTS");
     }
-    checkFormatVersion(name);
-    checkFloeProperties(name);
+    StorageProperties.check("create materialized view " + name, statement().tableProperties());
     if (existing.isEmpty() && (views.viewExists(name.identifier()) || name.catalog().tableExists(name.identifier()))) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -190,73 +187,8 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       }
     }
     String partitioning = String.join("|", statement().partitionedBy());
-    String recorded = table.properties().get(PARTITIONED_BY);
+    String recorded = table.properties().get(StorageProperties.PARTITIONED_BY);
     return recorded != null ? recorded.equals(partitioning) : table.spec().isUnpartitioned() && partitioning.isEmpty();
-  }
-
-  /**
-   * Refuses a storage format version before 2: an incremental refresh writes row-level deletes,
-   * which Iceberg's format version 1 does not have, so the view could never refresh incrementally
-   * once a source changed rows.
-   */
-  private void checkFormatVersion(ResolvedName name) {
-    String version = statement().tableProperties().get("format-version");
-    if (version == null) {
-      return;
-    }
-    int number;
-    try {
-      number = Integer.parseInt(version.strip());
-    } catch (NumberFormatException e) {
-      throw new FloeException(
-          "Cannot create materialized view " + name + ": TBLPROPERTIES 'format-version' = '" + version + "' is not a number");
-    }
-    if (number < 2) {
-      throw new FloeException(
-          "Cannot create materialized view " + name + ": TBLPROPERTIES 'format-version' = '" + version
-              + "': its storage table needs Iceberg format version 2 or later, whose row-level deletes an incremental"
-              + " refresh writes");
-    }
-  }
-
-  /** Storage properties Floe reads, with the values each accepts. */
-  private static final Map<String, String> BOOLEAN_PROPERTIES =
-      Map.of(
-          io.floe.spark.refresh.ExpectationCheck.QUARANTINE_PROPERTY, "true or false",
-          io.floe.spark.refresh.StorageCompaction.ENABLED, "true or false");
-
-  private static final List<String> COUNT_PROPERTIES =
-      List.of(
-          io.floe.spark.refresh.StorageCompaction.DELETE_FILES,
-          io.floe.spark.refresh.StorageCompaction.SMALL_FILES,
-          io.floe.spark.refresh.StorageCompaction.SMALL_FILE_BYTES);
-
-  /**
-   * Refuses a value of a storage property Floe reads that it could not use: a boolean other than
-   * true or false (a typo would silently mean false), a count that is not a positive whole number.
-   */
-  private void checkFloeProperties(ResolvedName name) {
-    statement().tableProperties().forEach((key, value) -> {
-      String v = value.strip().toLowerCase(java.util.Locale.ROOT);
-      if (BOOLEAN_PROPERTIES.containsKey(key) && !v.equals("true") && !v.equals("false")) {
-        throw new FloeException(
-            "Cannot create materialized view " + name + ": TBLPROPERTIES '" + key + "' = '" + value + "' must be "
-                + BOOLEAN_PROPERTIES.get(key));
-      }
-      if (COUNT_PROPERTIES.contains(key)) {
-        long count;
-        try {
-          count = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-          count = 0;
-        }
-        if (count <= 0) {
-          throw new FloeException(
-              "Cannot create materialized view " + name + ": TBLPROPERTIES '" + key + "' = '" + value
-                  + "' must be a positive whole number");
-        }
-      }
-    });
   }
 
   private void updateStorageProperties(MaterializedView existing) {
@@ -360,7 +292,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     properties.putAll(statement().tableProperties());
     properties.put(MaterializedViewProperties.MATERIALIZED_VIEW, mv.inCatalog());
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
-    properties.put(PARTITIONED_BY, String.join("|", statement().partitionedBy()));
+    properties.put(StorageProperties.PARTITIONED_BY, String.join("|", statement().partitionedBy()));
     StringBuilder ddl = new StringBuilder("CREATE TABLE ").append(storage.quoted()).append(" (");
     ddl.append(
         Arrays.stream(schema.fields())

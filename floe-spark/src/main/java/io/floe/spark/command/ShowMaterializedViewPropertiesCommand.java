@@ -33,7 +33,15 @@ public final class ShowMaterializedViewPropertiesCommand extends FloeCommand<Sho
     MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "show properties of");
     Table storage = mv.storageTable();
     Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
-    Map<String, String> properties = new TreeMap<>(mv.properties());
+    // The MV's TBLPROPERTIES live on its storage table (CREATE and ALTER put them there); Floe's own
+    // view properties and the keys Glue shows come on top.
+    Map<String, String> properties = new TreeMap<>();
+    storage.properties().forEach((key, value) -> {
+      if (!StorageProperties.kept(key)) {
+        properties.put(key, value);
+      }
+    });
+    properties.putAll(mv.properties());
     properties.put("isMaterializedView", "true");
     properties.put("viewOriginalText", mv.query());
     properties.put("lastRefreshType", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("NONE"));

@@ -171,6 +171,59 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
   }
 
   @Test
+  void alterTblPropertiesChangesTheStorageTablesWhereCreatePutsThem() {
+    sql("CREATE MATERIALIZED VIEW tagged TBLPROPERTIES ('owner_team' = 'sales') AS SELECT id FROM orders");
+    assertThat(tblProperties("tagged")).containsEntry("owner_team", "sales");
+
+    sql("ALTER MATERIALIZED VIEW tagged SET TBLPROPERTIES ('owner_team' = 'finance', 'floe.compaction.enabled' = 'false',"
+        + " 'comment' = 'Order ids')");
+
+    assertThat(storageProperties("tagged"))
+        .containsEntry("owner_team", "finance")
+        .containsEntry("floe.compaction.enabled", "false")
+        .doesNotContainKey("comment");
+    assertThat(tblProperties("tagged"))
+        .containsEntry("owner_team", "finance")
+        .containsEntry("floe.compaction.enabled", "false")
+        .containsEntry("comment", "Order ids")
+        .doesNotContainKey("materialized-view.view");
+
+    sql("ALTER MATERIALIZED VIEW tagged UNSET TBLPROPERTIES ('owner_team', 'comment')");
+
+    assertThat(storageProperties("tagged")).doesNotContainKey("owner_team");
+    assertThat(tblProperties("tagged")).doesNotContainKeys("owner_team", "comment");
+    assertThat(errorOf("ALTER MATERIALIZED VIEW tagged UNSET TBLPROPERTIES ('owner_team')"))
+        .contains("lake." + ns + ".tagged")
+        .contains("'owner_team'")
+        .contains("it is not set");
+    sql("ALTER MATERIALIZED VIEW tagged UNSET TBLPROPERTIES IF EXISTS ('owner_team')");
+  }
+
+  @Test
+  void alterTblPropertiesRefusesWhatCreateRefuses() {
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('floe.compaction.enabled' = 'no')"))
+        .isEqualTo("Cannot alter materialized view lake." + ns + ".counts: TBLPROPERTIES 'floe.compaction.enabled' = 'no'"
+            + " must be true or false");
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('floe.compaction.small-files' = '0')"))
+        .contains("'floe.compaction.small-files' = '0' must be a positive whole number");
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('format-version' = '1')"))
+        .contains("format version 2 or later");
+    for (String key : List.of("materialized-view.view", "floe.managed", "floe.partitioned-by", "floe.pipeline")) {
+      assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('" + key + "' = 'x')"))
+          .as(key)
+          .contains("'" + key + "'")
+          .contains("Floe maintains it");
+    }
+    assertThat(storageProperties("counts")).doesNotContainKey("floe.compaction.enabled");
+    assertThat(storageProperties("counts")).containsEntry("materialized-view.view", ns + ".counts");
+  }
+
+  private Map<String, String> storageProperties(String mv) {
+    return sql("SHOW TBLPROPERTIES " + mv + "__storage").stream()
+        .collect(java.util.stream.Collectors.toMap(r -> r.getString(0), r -> r.getString(1)));
+  }
+
+  @Test
   void alterToIncrementalRefusesWhatCreateRefuses() {
     sql("CREATE MATERIALIZED VIEW sub AS SELECT id FROM orders WHERE region IN (SELECT region FROM orders WHERE id = 1)");
     assertThat(errorOf("ALTER MATERIALIZED VIEW sub SET REFRESH POLICY INCREMENTAL"))

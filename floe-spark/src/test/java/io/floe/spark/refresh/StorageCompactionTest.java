@@ -121,11 +121,12 @@ class StorageCompactionTest extends MvTestSupport {
     sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.DELETE_FILES + "' = '1', '"
         + StorageCompaction.SMALL_FILES + "' = '100') AS SELECT id, v FROM src");
     assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
-    sql("ALTER TABLE lake." + ns + ".a__storage SET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false')");
+    // An MV's TBLPROPERTIES are its storage table's, so ALTER MATERIALIZED VIEW reaches the compaction.
+    sql("ALTER MATERIALIZED VIEW a SET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false')");
     change(1);
     assertThat(refresh("a")).isEqualTo("INCREMENTAL");
     assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
-    sql("ALTER TABLE lake." + ns + ".a__storage UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
+    sql("ALTER MATERIALIZED VIEW a UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
     assertThat(StorageCompaction.due(table("a__storage")))
         .hasValueSatisfying(why -> assertThat(why).isEqualTo("1 delete files (" + StorageCompaction.DELETE_FILES + " = 1)"));
   }
