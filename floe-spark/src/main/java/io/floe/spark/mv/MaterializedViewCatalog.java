@@ -210,6 +210,11 @@ public final class MaterializedViewCatalog {
     return found;
   }
 
+  /** The namespaces below {@code parent}, at any depth, each before its children. */
+  public static List<Namespace> descendants(SupportsNamespaces catalog, Namespace parent) {
+    return allNamespaces(catalog, parent);
+  }
+
   private static List<Namespace> allNamespaces(SupportsNamespaces catalog, Namespace parent) {
     List<Namespace> all = new ArrayList<>();
     for (Namespace child : catalog.listNamespaces(parent)) {

@@ -9,6 +9,7 @@ import io.floe.spark.command.CreateStreamingTableCommand;
 import io.floe.spark.command.CreateTableFedStreamingTableCommand;
 import io.floe.spark.command.DescribeMaterializedViewCommand;
 import io.floe.spark.command.DropMaterializedViewCommand;
+import io.floe.spark.command.DropNamespaceCascadeCommand;
 import io.floe.spark.command.DropTableCommand;
 import io.floe.spark.command.ExplainRefreshCommand;
 import io.floe.spark.command.RefreshMaterializedViewCommand;
@@ -44,11 +45,13 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedNamespace;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
+import org.apache.spark.sql.catalyst.plans.logical.DropNamespace;
 import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
@@ -90,6 +93,10 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return new SetCommand(Scala.some(new Tuple2<>(set.group(1), value)));
     }
     LogicalPlan plan = delegate.parsePlan(sql);
+    if (plan instanceof DropNamespace drop && drop.cascade() && drop.namespace() instanceof UnresolvedNamespace namespace) {
+      return new DropNamespaceCascadeCommand(
+          new DropNamespaceCascadeCommand.Target(Scala.list(namespace.multipartIdentifier()), drop.ifExists()), plan);
+    }
     refuseWritesToMaterializedViews(plan);
     new ViewStatementGuard(spark).check(plan);
     return plan;

@@ -412,6 +412,34 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     assertThat(freshness("counts")).startsWith("STALE").contains("source " + q("orders") + " has new commits");
   }
 
+  // ---- DROP NAMESPACE ----
+
+  @Test
+  void dropNamespaceCascadeDropsItsMaterializedViewsAndTheirReadersElsewhere() {
+    String other = ns + "_teardown";
+    sql("CREATE NAMESPACE lake." + other);
+    sql("CREATE NAMESPACE lake." + other + ".inner");
+    sql("CREATE TABLE lake." + other + ".trips (id INT, city STRING) USING iceberg");
+    sql("INSERT INTO lake." + other + ".trips VALUES (1, 'Oslo'), (2, 'Lima')");
+    sql("CREATE TABLE lake." + other + ".inner.cities (city STRING) USING iceberg");
+    sql("CREATE MATERIALIZED VIEW lake." + other + ".silver AS SELECT id, city FROM lake." + other + ".trips");
+    sql("CREATE MATERIALIZED VIEW lake." + other + ".gold AS SELECT city, count(*) AS n FROM lake." + other + ".silver GROUP BY city");
+    sql("CREATE VIEW lake." + other + ".plain AS SELECT id FROM lake." + other + ".trips");
+    // An MV of this test's own namespace that reads the one dropped goes with it, as DROP TABLE ... CASCADE does.
+    sql("CREATE MATERIALIZED VIEW outside AS SELECT count(*) AS n FROM lake." + other + ".gold");
+
+    assertThat(errorOf("DROP NAMESPACE lake." + other)).contains("not empty");
+
+    sql("DROP NAMESPACE lake." + other + " CASCADE");
+
+    assertThat(sql("SHOW NAMESPACES IN lake").stream().map(r -> r.getString(0))).doesNotContain(other);
+    assertThat(sql("SHOW MATERIALIZED VIEWS").stream().map(r -> r.getString(1))).containsExactly("counts");
+    assertThat(sql("SHOW TABLES").stream().map(r -> r.getString(1))).doesNotContain("outside__storage");
+    assertThat(sql("SELECT * FROM counts")).isNotEmpty();
+    sql("DROP NAMESPACE IF EXISTS lake." + other + " CASCADE");
+    assertThat(errorOf("DROP NAMESPACE lake." + other + " CASCADE")).contains(other);
+  }
+
   // ---- SHOW TBLPROPERTIES ----
 
   @Test
