@@ -30,4 +30,12 @@ public final class ErrorMessages {
     String line = firstLine(message);
     return line.isEmpty() ? otherwise : line;
   }
+
+  /**
+   * As {@link #firstLine(String)} for the message of {@code failure}, or the simple name of its class
+   * when it has no message that says something.
+   */
+  public static String firstLineOf(Throwable failure) {
+    return firstLine(failure.getMessage(), failure.getClass().getSimpleName());
+  }
 }

@@ -25,4 +25,11 @@ class ErrorMessagesTest {
     assertThat(ErrorMessages.firstLine(" \n ", "unknown error")).isEqualTo("unknown error");
     assertThat(ErrorMessages.firstLine("one line", "unknown error")).isEqualTo("one line");
   }
+
+  @Test
+  void aFailureShowsItsMessageOrItsClassName() {
+    assertThat(ErrorMessages.firstLineOf(new IllegalStateException("\nbroken\nmore"))).isEqualTo("broken");
+    assertThat(ErrorMessages.firstLineOf(new IllegalStateException())).isEqualTo("IllegalStateException");
+    assertThat(ErrorMessages.firstLineOf(new IllegalStateException(" "))).isEqualTo("IllegalStateException");
+  }
 }

@@ -3,6 +3,7 @@ package io.floe.pipeline;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,7 +58,7 @@ public final class PipelineSpecParser {
     try {
       root = YAML.readTree(specFile.toFile());
     } catch (IOException e) {
-      throw new FloeException("Cannot read pipeline settings " + specFile + ": " + firstLine(e.getMessage()), e);
+      throw new FloeException("Cannot read pipeline settings " + specFile + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
     if (root == null || !root.isObject()) {
       throw new FloeException("Pipeline settings " + specFile + " must be a YAML mapping with at least a name");
@@ -135,9 +136,5 @@ public final class PipelineSpecParser {
       configuration.put(e.getKey(), e.getValue().asText());
     });
     return configuration;
-  }
-
-  private static String firstLine(String message) {
-    return io.floe.ErrorMessages.firstLine(message);
   }
 }

@@ -1,5 +1,7 @@
 package io.floe.cli.output;
 
+import io.floe.ErrorMessages;
+
 /** The one line a user sees for a failure. */
 public final class FailureLine {
   private FailureLine() {}
@@ -14,7 +16,7 @@ public final class FailureLine {
         && (shown.getMessage() == null || shown.getMessage().isBlank() || isWrapper(shown))) {
       shown = shown.getCause();
     }
-    String message = io.floe.ErrorMessages.firstLine(shown.getMessage(), shown.getClass().getSimpleName());
+    String message = ErrorMessages.firstLineOf(shown);
     int sqlState = message.indexOf(" SQLSTATE:");
     if (sqlState > 0) {
       message = message.substring(0, sqlState);

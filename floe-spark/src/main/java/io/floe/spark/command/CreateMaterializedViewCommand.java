@@ -1,5 +1,6 @@
 package io.floe.spark.command;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.graph.DependencyGraph;
 import io.floe.mv.ExpectationsParser;
@@ -101,7 +102,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       // Catch Exception, not RuntimeException: Spark's AnalysisException (unknown column, type
       // errors) is a checked exception that Scala code throws undeclared.
       throw new FloeException(
-          "Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
+          "Cannot create materialized view " + name + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
     StructType viewSchema = applyColumnList(name, schema);
     checkExpectations(spark, name, pinned, viewSchema);
@@ -142,7 +143,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           .createOrReplace();
     } catch (RuntimeException e) {
       name.catalog().dropTable(storage.identifier(), true);
-      throw new FloeException("Cannot create materialized view " + name + ": " + firstLine(e.getMessage()), e);
+      throw new FloeException("Cannot create materialized view " + name + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
 
     if (!statement().withData()) {
@@ -156,7 +157,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       // replaced view keeps its new definition: its old storage is already gone.
       if (existing.isEmpty()) {
         MaterializedViewDrop.drop(catalog, created);
-        String cause = io.floe.ErrorMessages.firstLine(e.getMessage(), e.getClass().getSimpleName());
+        String cause = ErrorMessages.firstLineOf(e);
         String refreshing = "Cannot refresh " + created + ": ";
         throw new FloeException(
             "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
@@ -220,7 +221,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       } catch (Exception e) { // AnalysisException is thrown undeclared
         throw new FloeException(
             "Cannot create materialized view " + name + ": constraint " + expectation.name() + " EXPECT ("
-                + expectation.expression() + "): " + firstLine(e.getMessage()),
+                + expectation.expression() + "): " + ErrorMessages.firstLine(e.getMessage()),
             e);
       }
     }
@@ -312,7 +313,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       spark.sql(ddl.toString());
     } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
       throw new FloeException(
-          "Cannot create materialized view " + mv + ": cannot create its storage table: " + firstLine(e.getMessage()), e);
+          "Cannot create materialized view " + mv + ": cannot create its storage table: "
+              + ErrorMessages.firstLine(e.getMessage()),
+          e);
     }
   }
 
@@ -377,9 +380,5 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
 
   private static String stripPrefix(String message) {
     return message.startsWith("Cannot create materialized view ") ? message.substring(message.indexOf(": ") + 2) : message;
-  }
-
-  static String firstLine(String message) {
-    return io.floe.ErrorMessages.firstLine(message);
   }
 }

@@ -3,6 +3,7 @@ package io.floe.spark.ingest;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.lit;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.sql.FileSource;
 import java.io.IOException;
@@ -167,7 +168,8 @@ final class RawRecords {
     try {
       files = spark.read().options(source.options()).option("mergeSchema", "true").parquet(paths);
     } catch (Exception e) { // AnalysisException is thrown undeclared
-      throw new FloeException("Cannot ingest into " + table + ": cannot read the Parquet files' schemas: " + firstLine(e), e);
+      throw new FloeException(
+          "Cannot ingest into " + table + ": cannot read the Parquet files' schemas: " + ErrorMessages.firstLineOf(e), e);
     }
     SchemaDrift drift = new SchemaDrift(tableSchema, files.schema());
     List<Column> columns = new ArrayList<>();
@@ -232,9 +234,5 @@ final class RawRecords {
     columns.add(col(StreamingTable.SOURCE_FILE));
     columns.add(col(StreamingTable.SOURCE_LINE));
     return columns.toArray(new Column[0]);
-  }
-
-  static String firstLine(Throwable e) {
-    return io.floe.ErrorMessages.firstLine(e.getMessage(), e.getClass().getSimpleName());
   }
 }

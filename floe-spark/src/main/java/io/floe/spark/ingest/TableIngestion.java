@@ -3,6 +3,7 @@ package io.floe.spark.ingest;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.lit;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.refresh.RefreshType;
 import io.floe.spark.ivm.BranchCommit;
@@ -283,7 +284,7 @@ public final class TableIngestion {
           : pinning.read(parts, pinning.pinSource(name))));
       analyzed = Dataset.ofRows(spark, plan).queryExecution().analyzed();
     } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
-      throw new FloeException(owner + ": " + firstLine(e.getMessage()), e);
+      throw new FloeException(owner + ": " + ErrorMessages.firstLine(e.getMessage(), "unknown error"), e);
     }
     AppendOnlyQuery.check(owner, query.parsed(), analyzed);
     return analyzed.schema();
@@ -511,7 +512,7 @@ public final class TableIngestion {
     try {
       return spark.sessionState().sqlParser().parseTableSchema(ddl.toString());
     } catch (Exception e) { // Spark's ParseException is checked
-      throw new FloeException(owner + ": invalid column list: " + firstLine(e.getMessage()), e);
+      throw new FloeException(owner + ": invalid column list: " + ErrorMessages.firstLine(e.getMessage(), "unknown error"), e);
     }
   }
 
@@ -543,9 +544,5 @@ public final class TableIngestion {
 
   private List<String> currentNamespace() {
     return Arrays.asList(spark.sessionState().catalogManager().currentNamespace());
-  }
-
-  private static String firstLine(String message) {
-    return io.floe.ErrorMessages.firstLine(message, "unknown error");
   }
 }

@@ -1,5 +1,6 @@
 package io.floe.spark.pipeline;
 
+import io.floe.ErrorMessages;
 import io.floe.spark.ingest.AppendOnlyQuery;
 import io.floe.spark.ingest.StreamedQuery;
 import io.floe.spark.mv.DefinitionValidator;
@@ -127,7 +128,8 @@ public final class PipelineValidator {
         analyzed.put(dataset.name(), result);
       } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
         failed.add(dataset.name());
-        problems.add(new PipelineProblem(dataset.statement().location(), dataset.name(), firstLine(e.getMessage())));
+        problems.add(new PipelineProblem(
+            dataset.statement().location(), dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
       }
     }
     return problems;
@@ -170,7 +172,7 @@ public final class PipelineValidator {
         AppendOnlyQuery.check(owner, query.parsed(), result);
         analyzed.putIfAbsent(dataset.name(), result);
       } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
-        problems.add(new PipelineProblem(location, dataset.name(), firstLine(e.getMessage())));
+        problems.add(new PipelineProblem(location, dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
       }
     }
     return problems;
@@ -184,9 +186,5 @@ public final class PipelineValidator {
     }
     return new SubqueryAlias(
         new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), upstream);
-  }
-
-  private static String firstLine(String message) {
-    return io.floe.ErrorMessages.firstLine(message, "unknown error");
   }
 }

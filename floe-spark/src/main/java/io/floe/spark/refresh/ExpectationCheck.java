@@ -9,6 +9,7 @@ import static org.apache.spark.sql.functions.not;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.mv.OnViolation;
 import io.floe.refresh.ExpectationResult;
@@ -77,7 +78,8 @@ public final class ExpectationCheck {
     try {
       counts = rows.agg(aggregates.get(0), aggregates.subList(1, aggregates.size()).toArray(new Column[0])).first();
     } catch (Exception e) { // AnalysisException is thrown undeclared
-      throw new FloeException("Cannot refresh " + mv + ": cannot evaluate its expectations: " + SourcePinning.firstLine(e.getMessage()), e);
+      throw new FloeException(
+          "Cannot refresh " + mv + ": cannot evaluate its expectations: " + ErrorMessages.firstLine(e.getMessage()), e);
     }
     long total = counts.getLong(0);
     List<ExpectationResult> results = new ArrayList<>();
@@ -168,7 +170,8 @@ public final class ExpectationCheck {
         dropped.writeTo(table.quoted()).append();
       }
     } catch (Exception e) { // NoSuchTableException is checked but Spark may throw others undeclared
-      throw new FloeException("Cannot write the quarantine table " + table + " of " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+      throw new FloeException(
+          "Cannot write the quarantine table " + table + " of " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
   }
 

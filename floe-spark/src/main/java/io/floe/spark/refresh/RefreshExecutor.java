@@ -1,5 +1,6 @@
 package io.floe.spark.refresh;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
@@ -199,7 +200,7 @@ public final class RefreshExecutor {
 
   private static String historyWarning(MaterializedView mv, RuntimeException e) {
     return "the refresh of " + mv + " is committed but not recorded in the refresh history: "
-        + SourcePinning.firstLine(e.getMessage());
+        + ErrorMessages.firstLine(e.getMessage());
   }
 
   private RefreshResult refreshOnce(MaterializedView mv, boolean full, Map<String, Source> prePinned) {
@@ -520,7 +521,7 @@ public final class RefreshExecutor {
         try {
           return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
         } catch (RuntimeException e) {
-          throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+          throw new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
         }
       default:
         return definition.toDF(viewColumns);
@@ -592,7 +593,7 @@ public final class RefreshExecutor {
     try {
       return Dataset.ofRows(spark, pinned.plan());
     } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
-      throw new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+      throw new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
   }
 
@@ -605,7 +606,7 @@ public final class RefreshExecutor {
     if (e instanceof FloeException && e.getMessage() != null && e.getMessage().contains(mv.toString())) {
       return (FloeException) e;
     }
-    return new FloeException("Cannot refresh " + mv + ": " + SourcePinning.firstLine(e.getMessage()), e);
+    return new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
   }
 
   private static String fullRefreshReason(MaterializedView mv, Optional<RefreshState> recorded, boolean full) {

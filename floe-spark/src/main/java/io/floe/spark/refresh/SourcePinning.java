@@ -1,5 +1,6 @@
 package io.floe.spark.refresh;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
@@ -54,7 +55,7 @@ public final class SourcePinning {
     try {
       return spark.sessionState().sqlParser().parseQuery(query);
     } catch (Exception e) {
-      throw new FloeException("Cannot parse the definition: " + firstLine(e.getMessage()), e);
+      throw new FloeException("Cannot parse the definition: " + ErrorMessages.firstLine(e.getMessage()), e);
     }
   }
 
@@ -338,13 +339,9 @@ public final class SourcePinning {
     try {
       read = spark.sessionState().sqlParser().parseQuery(mv.layout().readSql(reference, mv.viewColumns()));
     } catch (Exception e) {
-      throw new FloeException("Cannot read materialized view " + mv + ": " + firstLine(e.getMessage()), e);
+      throw new FloeException("Cannot read materialized view " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
     return new SubqueryAlias(
         new AliasIdentifier(alias.get(alias.size() - 1), Scala.seq(alias.subList(0, alias.size() - 1))), read);
-  }
-
-  static String firstLine(String message) {
-    return io.floe.ErrorMessages.firstLine(message);
   }
 }
