@@ -1,7 +1,6 @@
 package io.floe.spark.command;
 
 import io.floe.FloeException;
-import io.floe.mv.MaterializedViewProperties;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -12,6 +11,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -58,12 +58,10 @@ public final class DropTableCommand extends FloeCommand<DropTable> {
       Dataset.ofRows(spark, sparkDrop);
       return List.of();
     }
-    String owner = table.properties().get(MaterializedViewProperties.MATERIALIZED_VIEW);
-    // A storage table whose view is gone (dropped by another engine) is an ordinary table now.
-    if (owner != null && catalog.load(name.withIdentifier(io.floe.spark.mv.ResolvedName.parseInCatalog(owner))).isPresent()) {
+    Optional<String> stored = catalog.viewStoredIn(name, table);
+    if (stored.isPresent()) {
       throw new FloeException(
-          "Cannot drop table " + name + ": it stores materialized view " + name.catalogName() + "." + owner
-              + "; use DROP MATERIALIZED VIEW");
+          "Cannot drop table " + name + ": it stores materialized view " + stored.get() + "; use DROP MATERIALIZED VIEW");
     }
     List<MaterializedView> direct = catalog.readersOf(name);
     if (!direct.isEmpty()) {

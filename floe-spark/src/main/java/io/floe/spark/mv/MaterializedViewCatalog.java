@@ -1,6 +1,7 @@
 package io.floe.spark.mv;
 
 import io.floe.FloeException;
+import io.floe.mv.MaterializedViewProperties;
 import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import io.floe.spark.Scala;
 import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Table;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.iceberg.catalog.Catalog;
@@ -222,6 +224,19 @@ public final class MaterializedViewCatalog {
       all.addAll(allNamespaces(catalog, child));
     }
     return all;
+  }
+
+  /**
+   * The name, with its catalog, of the materialized view whose rows {@code table} (named {@code
+   * name}) stores, or empty when it stores none. A storage table whose view is gone (dropped by
+   * another engine) is an ordinary table now, so it is empty too.
+   */
+  public Optional<String> viewStoredIn(ResolvedName name, Table table) {
+    String owner = table.properties().get(MaterializedViewProperties.MATERIALIZED_VIEW);
+    if (owner == null || load(name.withIdentifier(ResolvedName.parseInCatalog(owner))).isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(name.catalogName() + "." + owner);
   }
 
   /** Materialized views of the catalog whose definition reads {@code source}. */

@@ -1,7 +1,6 @@
 package io.floe.spark.parser;
 
 import io.floe.FloeException;
-import io.floe.mv.MaterializedViewProperties;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -99,10 +98,9 @@ final class ViewStatementGuard {
     } catch (FloeException | NoSuchTableException notAnIcebergTable) {
       return;
     }
-    String owner = table.properties().get(MaterializedViewProperties.MATERIALIZED_VIEW);
-    if (owner != null && catalog.load(name.withIdentifier(ResolvedName.parseInCatalog(owner))).isPresent()) {
-      throw new FloeException(
-          "Cannot rename table " + name + ": it stores materialized view " + name.catalogName() + "." + owner);
+    Optional<String> stored = catalog.viewStoredIn(name, table);
+    if (stored.isPresent()) {
+      throw new FloeException("Cannot rename table " + name + ": it stores materialized view " + stored.get());
     }
     List<MaterializedView> readers = catalog.readersOf(name);
     if (!readers.isEmpty()) {
