@@ -132,10 +132,10 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return Optional.of(new ShowMaterializedViewsCommand((ShowMaterializedViews) statement));
     } else if (statement instanceof DescribeRelation) {
       DescribeRelation describe = (DescribeRelation) statement;
-      return materializedView(describe.name()).map(mv -> new DescribeMaterializedViewCommand(describe));
+      return materializedView(spark, describe.name()).map(mv -> new DescribeMaterializedViewCommand(describe));
     } else if (statement instanceof ShowTableProperties) {
       ShowTableProperties show = (ShowTableProperties) statement;
-      return materializedView(show.name()).map(mv -> new ShowMaterializedViewPropertiesCommand(show));
+      return materializedView(spark, show.name()).map(mv -> new ShowMaterializedViewPropertiesCommand(show));
     } else if (statement instanceof ShowRefreshes) {
       return Optional.of(new ShowRefreshesCommand((ShowRefreshes) statement));
     } else if (statement instanceof ExplainRefresh) {
@@ -159,7 +159,11 @@ public final class FloeSparkSqlParser implements ParserInterface {
     }
   }
 
-  private Optional<MaterializedView> materializedView(QualifiedName name) {
+  /**
+   * The materialized view a statement names, or empty when there is none or the name is not in an
+   * Iceberg catalog: such a statement is Spark's to run. Shared with {@link ViewStatementGuard}.
+   */
+  static Optional<MaterializedView> materializedView(SparkSession spark, QualifiedName name) {
     try {
       return new MaterializedViewCatalog(spark).load(name);
     } catch (FloeException notAnIcebergCatalog) {
@@ -192,7 +196,7 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return;
     }
     List<String> parts = Scala.list(((UnresolvedRelation) target).multipartIdentifier());
-    Optional<MaterializedView> mv = materializedView(new QualifiedName(parts));
+    Optional<MaterializedView> mv = materializedView(spark, new QualifiedName(parts));
     if (mv.isPresent()) {
       throw new FloeException(
           "Cannot "

@@ -77,7 +77,7 @@ final class ViewStatementGuard {
     if (parts.isEmpty() || isTemporaryView(parts.get())) {
       return;
     }
-    Optional<MaterializedView> mv = materializedView(new QualifiedName(parts.get()));
+    Optional<MaterializedView> mv = FloeSparkSqlParser.materializedView(spark, new QualifiedName(parts.get()));
     if (mv.isPresent()) {
       throw new FloeException("Cannot " + statement + " " + mv.get() + ": it is a materialized view; " + instead);
     }
@@ -144,13 +144,5 @@ final class ViewStatementGuard {
   private boolean isTemporaryView(List<String> parts) {
     return parts.size() == 1
         && ((org.apache.spark.sql.classic.SparkSession) spark).sessionState().catalog().getTempView(parts.get(0)).isDefined();
-  }
-
-  private Optional<MaterializedView> materializedView(QualifiedName name) {
-    try {
-      return new MaterializedViewCatalog(spark).load(name);
-    } catch (FloeException notAnIcebergCatalog) {
-      return Optional.empty();
-    }
   }
 }
