@@ -600,13 +600,7 @@ class IncrementalRefreshTest {
     };
     for (String step : steps) {
       spark.sql(step);
-      java.util.Map<String, Long> read = new java.util.HashMap<>();
-      for (String[] view : views) {
-        Row result = refresh(view[0]);
-        assertThat(result.getString(1)).as("%s after %s: %s", view[0], step, result.getString(2)).isEqualTo("INCREMENTAL");
-        read.put(view[0], result.getLong(3));
-        assertMatches(view[0], view[1]);
-      }
+      java.util.Map<String, Long> read = refreshIncrementally(views, step);
       // SUM(DISTINCT) recomputes the touched groups from every source row on top of the change (as MAX does
       // for a group that may have lost its maximum); the distinct counts are kept from the change.
       assertThat(read.get("ds")).as("rows ds read after %s", step).isLessThan(read.get("ds_dsum"));
@@ -680,13 +674,7 @@ class IncrementalRefreshTest {
             .anyMatch(r -> r.getString(0).equals("definition") && r.getString(1).contains("v_avg: avg"))
             .anyMatch(r -> r.getString(0).equals("strategy") && r.getString(1).contains("divide each AVG's running sum by its count"));
       }
-      java.util.Map<String, Long> read = new java.util.HashMap<>();
-      for (String[] view : views) {
-        Row result = refresh(view[0]);
-        assertThat(result.getString(1)).as("%s after %s: %s", view[0], step, result.getString(2)).isEqualTo("INCREMENTAL");
-        read.put(view[0], result.getLong(3));
-        assertMatches(view[0], view[1]);
-      }
+      java.util.Map<String, Long> read = refreshIncrementally(views, step);
       assertThat(read.get("means")).as("rows means read after %s", step).isEqualTo(read.get("sums"));
     }
     // 4.00 / 3 rounded to AVG's DECIMAL(14,6), from the stored sum and count.
@@ -708,6 +696,21 @@ class IncrementalRefreshTest {
     assertMatches("means", views[0][1]);
     spark.sql("DELETE FROM t WHERE id = 11");
     assertRefreshedIncrementally("means", views[0][1]);
+  }
+
+  /**
+   * Refreshes each of {@code views} (name, definition) after {@code step}, asserting that the refresh
+   * was incremental and the view then matches its definition; the rows each refresh read, by view.
+   */
+  private java.util.Map<String, Long> refreshIncrementally(String[][] views, String step) {
+    java.util.Map<String, Long> read = new java.util.HashMap<>();
+    for (String[] view : views) {
+      Row result = refresh(view[0]);
+      assertThat(result.getString(1)).as("%s after %s: %s", view[0], step, result.getString(2)).isEqualTo("INCREMENTAL");
+      read.put(view[0], result.getLong(3));
+      assertMatches(view[0], view[1]);
+    }
+    return read;
   }
 
   /** The map of group {@code key}'s COUNT(DISTINCT) in column {@code position}, as sorted value=count pairs. */
