@@ -380,20 +380,12 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * The capture for one source, limited, unless the delta threshold check is off, to the rows a
-   * full refresh would read: reading the files a change touches costs more than recomputing when
-   * a small change is spread over large files. A definition that recomputes the touched groups or
-   * keys reads every source in full on top of the change, so for it the change must also be smaller
-   * than what a full refresh writes, the storage table's rows: a full refresh then costs less. Small
-   * tables are never limited: both are cheap.
-   */
-  /**
    * The schemas a refresh of {@code source} meets: the one its stored rows were computed in (the
    * last refresh recorded it; a state recorded without one stands for the schema of its snapshot),
    * the table's current one (in which a refresh reads pinned snapshots, see {@link SourcePinning})
    * and the one the newer snapshot was written in (in which the change between them is read).
    */
-  public static java.util.Set<Integer> schemas(Source source, SourceState recorded, Long from, Long to) {
+  private static java.util.Set<Integer> schemas(Source source, SourceState recorded, Long from, Long to) {
     java.util.Set<Integer> ids = new java.util.LinkedHashSet<>();
     Optional<Integer> stored =
         recorded.schemaId().or(() -> Optional.ofNullable(from == null ? null : source.table().snapshot(from)).map(Snapshot::schemaId));
@@ -427,6 +419,14 @@ public final class IncrementalRefresh {
         .map(why -> prefix + ": " + why);
   }
 
+  /**
+   * The capture for one source, limited, unless the delta threshold check is off, to the rows a
+   * full refresh would read: reading the files a change touches costs more than recomputing when
+   * a small change is spread over large files. A definition that recomputes the touched groups or
+   * keys reads every source in full on top of the change, so for it the change must also be smaller
+   * than what a full refresh writes, the storage table's rows: a full refresh then costs less. Small
+   * tables are never limited: both are cheap.
+   */
   private ChangeCapture capture(Source source, DefinitionShape shape, Snapshot storageSnapshot) {
     ChangeCapture capture = new ChangeCapture(spark);
     if (!sizeChecksOn()) {
