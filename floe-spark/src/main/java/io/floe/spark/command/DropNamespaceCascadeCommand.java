@@ -1,15 +1,11 @@
 package io.floe.spark.command;
 
-import io.floe.graph.DependencyGraph;
-import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.iceberg.catalog.Catalog;
@@ -19,9 +15,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import scala.collection.immutable.Seq;
 
 /**
  * {@code DROP NAMESPACE ... CASCADE} (or {@code DATABASE}, {@code SCHEMA}) of a namespace of an
@@ -33,21 +27,12 @@ import scala.collection.immutable.Seq;
  * TABLE} without {@code PURGE}), and its child namespaces likewise; then the namespace. Anything
  * else is Spark's statement, run as parsed.
  */
-public final class DropNamespaceCascadeCommand extends FloeCommand<DropNamespaceCascadeCommand.Target> {
-  /** The namespace as written, and whether a missing one is fine. */
-  public record Target(List<String> parts, boolean ifExists) {}
-
-  private final LogicalPlan sparkDrop;
+public final class DropNamespaceCascadeCommand extends SparkDropCommand<DropNamespaceCascadeCommand.Target> {
+  /** The namespace as written; Spark's plan of the statement says what a missing one does. */
+  public record Target(List<String> parts) {}
 
   public DropNamespaceCascadeCommand(Target target, LogicalPlan sparkDrop) {
-    super(target, List.of());
-    this.sparkDrop = sparkDrop;
-  }
-
-  /** Spark copies plan nodes through their constructor; the parsed drop is its second argument. */
-  @Override
-  public Seq<Object> otherCopyArgs() {
-    return Scala.seq(List.<Object>of(sparkDrop));
+    super(target, sparkDrop);
   }
 
   @Override
@@ -63,7 +48,7 @@ public final class DropNamespaceCascadeCommand extends FloeCommand<DropNamespace
     if (iceberg.isEmpty()
         || !(iceberg.get() instanceof SupportsNamespaces namespaces)
         || !namespaces.namespaceExists(namespace)) {
-      Dataset.ofRows(spark, sparkDrop);
+      runSparkDrop(spark);
       return List.of();
     }
     List<Namespace> inside = new ArrayList<>(List.of(namespace));
@@ -85,7 +70,7 @@ public final class DropNamespaceCascadeCommand extends FloeCommand<DropNamespace
     tables.forEach(t -> insideNames.add(t.toString()));
     views.forEach(v -> insideNames.add(v.toString()));
 
-    for (MaterializedView mv : materializedViewsToDrop(catalog, catalogName, insideNames)) {
+    for (MaterializedView mv : MaterializedViewDrop.readersFirst(catalog, catalogName, insideNames)) {
       MaterializedViewDrop.drop(catalog, mv);
       insideNames.remove(mv.name().toString());
     }
@@ -105,32 +90,5 @@ public final class DropNamespaceCascadeCommand extends FloeCommand<DropNamespace
       namespaces.dropNamespace(inside.get(i));
     }
     return List.of();
-  }
-
-  /**
-   * The materialized views in the namespace and every one that reads from it, directly or through
-   * another, readers before what they read.
-   */
-  private static List<MaterializedView> materializedViewsToDrop(
-      MaterializedViewCatalog catalog, String catalogName, Set<String> insideNames) {
-    Map<String, MaterializedView> all = new LinkedHashMap<>();
-    DependencyGraph<String> graph = new DependencyGraph<>();
-    for (MaterializedView mv : catalog.listAll(catalogName)) {
-      all.put(mv.name().toString(), mv);
-      graph.addNode(mv.name().toString());
-      mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
-    }
-    Set<String> dropped = new HashSet<>();
-    for (String name : insideNames) {
-      if (all.containsKey(name)) {
-        dropped.add(name);
-      }
-      if (graph.nodes().contains(name)) {
-        dropped.addAll(graph.allReadersOf(name));
-      }
-    }
-    List<String> order = new ArrayList<>(graph.topologicalOrder());
-    java.util.Collections.reverse(order);
-    return order.stream().filter(dropped::contains).filter(all::containsKey).map(all::get).toList();
   }
 }

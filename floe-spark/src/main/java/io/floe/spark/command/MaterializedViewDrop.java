@@ -1,7 +1,15 @@
 package io.floe.spark.command;
 
+import io.floe.graph.DependencyGraph;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /** Removes a materialized view: first the view, so readers stop seeing it, then its storage data. */
 final class MaterializedViewDrop {
@@ -12,5 +20,32 @@ final class MaterializedViewDrop {
     mv.name().catalog().dropTable(mv.storageName().identifier(), true);
     // Spark's catalog caches tables; it would keep serving, and block re-creating, the dropped one.
     catalog.invalidateSparkCache(mv.storageName());
+  }
+
+  /**
+   * The materialized views among {@code names} (tables, views and MVs of the catalog, by full name)
+   * and every one that reads from any of them, directly or through another: what dropping them
+   * drops, readers before what they read.
+   */
+  static List<MaterializedView> readersFirst(MaterializedViewCatalog catalog, String catalogName, Set<String> names) {
+    Map<String, MaterializedView> all = new LinkedHashMap<>();
+    DependencyGraph<String> graph = new DependencyGraph<>();
+    for (MaterializedView mv : catalog.listAll(catalogName)) {
+      all.put(mv.name().toString(), mv);
+      graph.addNode(mv.name().toString());
+      mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
+    }
+    Set<String> dropped = new HashSet<>();
+    for (String name : names) {
+      if (all.containsKey(name)) {
+        dropped.add(name);
+      }
+      if (graph.nodes().contains(name)) {
+        dropped.addAll(graph.allReadersOf(name));
+      }
+    }
+    List<String> order = new ArrayList<>(graph.topologicalOrder());
+    Collections.reverse(order);
+    return order.stream().filter(dropped::contains).filter(all::containsKey).map(all::get).toList();
   }
 }

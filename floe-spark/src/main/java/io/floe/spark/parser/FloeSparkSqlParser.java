@@ -95,7 +95,7 @@ public final class FloeSparkSqlParser implements ParserInterface {
     LogicalPlan plan = delegate.parsePlan(sql);
     if (plan instanceof DropNamespace drop && drop.cascade() && drop.namespace() instanceof UnresolvedNamespace namespace) {
       return new DropNamespaceCascadeCommand(
-          new DropNamespaceCascadeCommand.Target(Scala.list(namespace.multipartIdentifier()), drop.ifExists()), plan);
+          new DropNamespaceCascadeCommand.Target(Scala.list(namespace.multipartIdentifier())), plan);
     }
     refuseWritesToMaterializedViews(plan);
     new ViewStatementGuard(spark).check(plan);
