@@ -1,6 +1,5 @@
 package io.floe.spark.command;
 
-import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
 import java.util.ArrayList;
@@ -54,7 +53,6 @@ public final class DropNamespaceCascadeCommand extends SparkDropCommand<DropName
     List<Namespace> inside = new ArrayList<>(List.of(namespace));
     inside.addAll(MaterializedViewCatalog.descendants(namespaces, namespace));
 
-    Set<String> insideNames = new HashSet<>();
     List<ResolvedName> tables = new ArrayList<>();
     List<ResolvedName> views = new ArrayList<>();
     for (Namespace level : inside) {
@@ -67,13 +65,10 @@ public final class DropNamespaceCascadeCommand extends SparkDropCommand<DropName
         }
       }
     }
-    tables.forEach(t -> insideNames.add(t.toString()));
-    views.forEach(v -> insideNames.add(v.toString()));
-
-    for (MaterializedView mv : MaterializedViewDrop.readersFirst(catalog, catalogName, insideNames)) {
-      MaterializedViewDrop.drop(catalog, mv);
-      insideNames.remove(mv.name().toString());
-    }
+    Set<String> names = new HashSet<>();
+    tables.forEach(t -> names.add(t.toString()));
+    views.forEach(v -> names.add(v.toString()));
+    MaterializedViewDrop.readersFirst(catalog, catalogName, names).forEach(mv -> MaterializedViewDrop.drop(catalog, mv));
     for (ResolvedName view : views) {
       if (view.viewCatalog().viewExists(view.identifier())) {
         view.viewCatalog().dropView(view.identifier());
