@@ -46,6 +46,9 @@ import org.slf4j.LoggerFactory;
  * the {@code source-states} form of the refresh-state (see {@link RefreshStateParser}).
  */
 public final class RefreshHistory {
+  private static final java.util.concurrent.ExecutorService SAME_THREAD =
+      org.apache.iceberg.relocated.com.google.common.util.concurrent.MoreExecutors.newDirectExecutorService();
+
   /** The namespace reserved for Floe's system tables. */
   public static final Namespace NAMESPACE = Namespace.of("floe");
 
@@ -140,7 +143,9 @@ public final class RefreshHistory {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write a refresh history file for " + tableName(), e);
     }
-    table.newAppend().appendFile(dataFile).commit();
+    // One small file: the commit's manifest work runs on this thread. Iceberg's worker pool would
+    // have this thread poll for it in 10 ms sleeps, which cost more than the work itself.
+    table.newAppend().appendFile(dataFile).scanManifestsWith(SAME_THREAD).commit();
     expireOldSnapshots(table);
   }
 
