@@ -107,8 +107,9 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
 
   /** Removes each key from where it is set: the storage table, the view (comment, or a key set there before), or both. */
   private static void unsetProperties(MaterializedView mv, AlterAction.UnsetProperties unset, UpdateViewProperties view) {
-    Map<String, String> stored = mv.storageTable().properties();
-    UpdateProperties storage = mv.storageTable().updateProperties();
+    org.apache.iceberg.Table table = mv.storageTable();
+    Map<String, String> stored = table.properties();
+    UpdateProperties storage = table.updateProperties();
     boolean onView = false;
     boolean onStorage = false;
     for (String key : unset.keys()) {

@@ -6,7 +6,6 @@ import io.floe.spark.mv.MaterializedViewCatalog;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,13 +27,8 @@ final class MaterializedViewDrop {
    * drops, readers before what they read.
    */
   static List<MaterializedView> readersFirst(MaterializedViewCatalog catalog, String catalogName, Set<String> names) {
-    Map<String, MaterializedView> all = new LinkedHashMap<>();
-    DependencyGraph<String> graph = new DependencyGraph<>();
-    for (MaterializedView mv : catalog.listAll(catalogName)) {
-      all.put(mv.name().toString(), mv);
-      graph.addNode(mv.name().toString());
-      mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
-    }
+    Map<String, MaterializedView> all = catalog.byName(catalogName);
+    DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(all.values());
     Set<String> dropped = new HashSet<>();
     for (String name : names) {
       if (all.containsKey(name)) {

@@ -10,7 +10,6 @@ import io.floe.spark.refresh.GraphRefreshResult;
 import io.floe.spark.refresh.RefreshExecutor;
 import io.floe.sql.RefreshMaterializedView;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -49,15 +48,8 @@ public final class RefreshMaterializedViewCommand extends FloeCommand<RefreshMat
 
   /** Every MV reading {@code mv} transitively, each after the MVs it reads. */
   static List<MaterializedView> downstreamInOrder(MaterializedViewCatalog catalog, MaterializedView mv) {
-    Map<String, MaterializedView> all = new LinkedHashMap<>();
-    DependencyGraph<String> graph = new DependencyGraph<>();
-    for (MaterializedView candidate : catalog.listAll(mv.name().catalogName())) {
-      all.put(candidate.name().toString(), candidate);
-      graph.addNode(candidate.name().toString());
-      for (String source : candidate.sourceNames()) {
-        graph.addEdge(source, candidate.name().toString());
-      }
-    }
+    Map<String, MaterializedView> all = catalog.byName(mv.name().catalogName());
+    DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(all.values());
     List<String> readers = graph.allReadersOf(mv.name().toString());
     List<MaterializedView> ordered = new ArrayList<>();
     for (String node : graph.topologicalOrder()) {

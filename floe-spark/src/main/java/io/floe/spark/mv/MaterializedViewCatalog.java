@@ -1,10 +1,13 @@
 package io.floe.spark.mv;
 
 import io.floe.FloeException;
+import io.floe.graph.DependencyGraph;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -205,7 +208,7 @@ public final class MaterializedViewCatalog {
     Catalog catalog = icebergCatalog(catalogName, catalogName);
     List<MaterializedView> found = new ArrayList<>();
     if (catalog instanceof SupportsNamespaces) {
-      for (Namespace namespace : allNamespaces((SupportsNamespaces) catalog, Namespace.empty())) {
+      for (Namespace namespace : descendants((SupportsNamespaces) catalog, Namespace.empty())) {
         found.addAll(list(catalogName, namespace));
       }
     }
@@ -214,14 +217,10 @@ public final class MaterializedViewCatalog {
 
   /** The namespaces below {@code parent}, at any depth, each before its children. */
   public static List<Namespace> descendants(SupportsNamespaces catalog, Namespace parent) {
-    return allNamespaces(catalog, parent);
-  }
-
-  private static List<Namespace> allNamespaces(SupportsNamespaces catalog, Namespace parent) {
     List<Namespace> all = new ArrayList<>();
     for (Namespace child : catalog.listNamespaces(parent)) {
       all.add(child);
-      all.addAll(allNamespaces(catalog, child));
+      all.addAll(descendants(catalog, child));
     }
     return all;
   }
@@ -237,6 +236,23 @@ public final class MaterializedViewCatalog {
       return Optional.empty();
     }
     return Optional.of(name.catalogName() + "." + owner);
+  }
+
+  /** Every materialized view of a catalog, by its full name, in the order {@link #listAll} gives. */
+  public Map<String, MaterializedView> byName(String catalogName) {
+    Map<String, MaterializedView> views = new LinkedHashMap<>();
+    listAll(catalogName).forEach(mv -> views.put(mv.name().toString(), mv));
+    return views;
+  }
+
+  /** Each of {@code views} as a node, with an edge to it from each source it reads, by full name. */
+  public static DependencyGraph<String> dependencies(Collection<MaterializedView> views) {
+    DependencyGraph<String> graph = new DependencyGraph<>();
+    for (MaterializedView mv : views) {
+      graph.addNode(mv.name().toString());
+      mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
+    }
+    return graph;
   }
 
   /** Materialized views of the catalog whose definition reads {@code source}. */

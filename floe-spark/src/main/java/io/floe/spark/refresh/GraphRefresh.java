@@ -174,14 +174,10 @@ public final class GraphRefresh {
     }
 
     Map<String, MaterializedView> views = new LinkedHashMap<>();
-    DependencyGraph<String> graph = new DependencyGraph<>();
     for (String catalogName : catalogs) {
-      for (MaterializedView mv : catalog.listAll(catalogName)) {
-        views.put(mv.name().toString(), mv);
-        graph.addNode(mv.name().toString());
-        mv.sourceNames().forEach(source -> graph.addEdge(source, mv.name().toString()));
-      }
+      views.putAll(catalog.byName(catalogName));
     }
+    DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(views.values());
     views.putAll(targets);
     targets.keySet().forEach(graph::addNode);
     Set<String> selected = new HashSet<>(targets.keySet());
