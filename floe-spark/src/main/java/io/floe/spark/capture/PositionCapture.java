@@ -45,6 +45,12 @@ final class PositionCapture {
   private static final StructType POSITIONS =
       new StructType().add(FILE, DataTypes.StringType, false).add(POS, DataTypes.LongType, false);
 
+  /**
+   * Up to how many distinct deleted positions {@link #deletedRows} lists in its position filter;
+   * beyond that the filter's set would make every task it is shipped with large.
+   */
+  static final int MAX_LISTED_POSITIONS = 50_000;
+
   private final List<FileScanTask> files;
   private final List<Row> positions;
   private final List<TouchedFiles.DeletesChanged> wholeFile;
@@ -123,6 +129,11 @@ final class PositionCapture {
    * The rows at the newly deleted positions, with {@code columns} (of {@code schema}) and weight −1,
    * from a scan staged with {@link #files()}. The positions are few, so they are broadcast and the files' rows are
    * filtered as they are read, without a shuffle.
+   *
+   * <p>Up to {@link #MAX_LISTED_POSITIONS} distinct positions are also listed in a filter on the
+   * row position alone, which runs first: the rows it drops, nearly all of them, are never turned
+   * into rows of every column nor probed with their file path. That makes a change spread thinly
+   * over large files cost about one pass over their columns.
    */
   Dataset<Row> deletedRows(
       SparkSession spark, StagedScan scan, StructType schema, List<Column> columns, String weight) {
@@ -130,6 +141,11 @@ final class PositionCapture {
     read.add(functions.col(MetadataColumns.FILE_PATH.name()).as(FILE));
     read.add(functions.col(MetadataColumns.ROW_POSITION.name()).as(POS));
     Dataset<Row> rows = scan.rowsWithPositions(schema, read);
+    Object[] listed = positions.stream().map(row -> row.getLong(1)).distinct().limit(MAX_LISTED_POSITIONS + 1).toArray();
+    if (listed.length <= MAX_LISTED_POSITIONS) {
+      // Implied by the join below, so it changes which rows are read, not the result.
+      rows = rows.filter(functions.col(POS).isin(listed));
+    }
     Dataset<Row> deleted = functions.broadcast(spark.createDataFrame(positions, POSITIONS));
     Column[] kept = columns.toArray(Column[]::new);
     return rows.join(deleted, scanKeys(), "left_semi").select(kept).withColumn(weight, functions.lit(-1L));
