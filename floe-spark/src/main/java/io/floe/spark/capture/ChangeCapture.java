@@ -55,16 +55,19 @@ public final class ChangeCapture {
   private final long scanLimit;
   private final String limitReason;
   private final boolean acrossSchemas;
+  private final Optional<Set<String>> columns;
 
   public ChangeCapture(SparkSession spark) {
-    this(spark, Long.MAX_VALUE, "", false);
+    this(spark, Long.MAX_VALUE, "", false, Optional.empty());
   }
 
-  private ChangeCapture(SparkSession spark, long scanLimit, String limitReason, boolean acrossSchemas) {
+  private ChangeCapture(
+      SparkSession spark, long scanLimit, String limitReason, boolean acrossSchemas, Optional<Set<String>> columns) {
     this.spark = spark;
     this.scanLimit = scanLimit;
     this.limitReason = limitReason;
     this.acrossSchemas = acrossSchemas;
+    this.columns = columns;
   }
 
   /**
@@ -73,7 +76,20 @@ public final class ChangeCapture {
    * field, of the same type, in each schema involved; otherwise such a range is unsupported.
    */
   public ChangeCapture acrossSchemaChanges() {
-    return new ChangeCapture(spark, scanLimit, limitReason, true);
+    return new ChangeCapture(spark, scanLimit, limitReason, true, columns);
+  }
+
+  /**
+   * A capture of only the given columns (names, any case) of the table, for a reader whose rows
+   * depend on no other column: the files are read for these columns alone, and a change that
+   * leaves them as they were (an update of other columns) cancels out. The Z-set has the table's
+   * columns among these, in the table's order; with none of them, its first column, so that rows
+   * can still be counted.
+   */
+  public ChangeCapture reading(Set<String> columns) {
+    Set<String> lower = new java.util.HashSet<>();
+    columns.forEach(c -> lower.add(c.toLowerCase(java.util.Locale.ROOT)));
+    return new ChangeCapture(spark, scanLimit, limitReason, acrossSchemas, Optional.of(Set.copyOf(lower)));
   }
 
   /**
@@ -89,7 +105,7 @@ public final class ChangeCapture {
    * format whose {@code %d} is the limit, such as {@code "more than the view stores (%d)"}.
    */
   public ChangeCapture limitScanTo(long rows, String description) {
-    return new ChangeCapture(spark, rows, description, acrossSchemas);
+    return new ChangeCapture(spark, rows, description, acrossSchemas, columns);
   }
 
   /**
@@ -150,8 +166,9 @@ public final class ChangeCapture {
     }
     Schema schema = SnapshotUtil.schemaFor(table, toSnapshotInclusive);
     StructType sparkSchema = SparkSchemaUtil.convert(schema);
+    StructType readSchema = readSchema(sparkSchema);
     if (fromSnapshotExclusive != null && fromSnapshotExclusive == toSnapshotInclusive) {
-      return noChange(sparkSchema, List.of(), sparkName);
+      return noChange(readSchema, List.of(), sparkName);
     }
 
     SnapshotRange range = SnapshotRange.between(table, sparkName, fromSnapshotExclusive, to, acrossSchemas);
@@ -161,9 +178,9 @@ public final class ChangeCapture {
       return new CapturedChange.Unsupported(unsupported.get());
     }
     if (fromSnapshotExclusive != null && range.consistsOnlyOf(COMPACTION)) {
-      return noChange(sparkSchema, range.operations(), sparkName);
+      return noChange(readSchema, range.operations(), sparkName);
     }
-    Optional<String> incomparable = incomparableColumn(sparkSchema);
+    Optional<String> incomparable = incomparableColumn(readSchema);
     if (incomparable.isPresent()) {
       LOG.debug("No incremental capture of {}: {}", sparkName, incomparable.get());
       return new CapturedChange.Unsupported(incomparable.get());
@@ -178,13 +195,17 @@ public final class ChangeCapture {
     }
     if (reads.stream().allMatch(Read::isEmpty)) {
       // Nothing changed but delete files, rewritten without deleting any further row.
-      return noChange(sparkSchema, range.operations(), sparkName);
+      return noChange(readSchema, range.operations(), sparkName);
     }
     ChangeKind kind =
         fromSnapshotExclusive == null || range.consistsOnlyOf(ADDING_ONLY)
             ? ChangeKind.APPEND_ONLY
             : ChangeKind.ROW_LEVEL;
-    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, reads);
+    Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, readSchema, reads);
+    if (kind == ChangeKind.ROW_LEVEL && zset.isEmpty()) {
+      // The rows read cancelled out: updates that changed no column read.
+      kind = ChangeKind.NONE;
+    }
     LOG.debug(
         "Captured {} change of {} after snapshot {} up to {} ({}) in {} run(s) between rewrites: {} rows",
         kind,
@@ -253,12 +274,13 @@ public final class ChangeCapture {
 
   /**
    * Reads what every run reads, weighs it −1 (older side, deleted positions) or +1 (newer side),
-   * and sums the weights per full row. The result is computed here, because the staged task sets
+   * and sums the weights per row of the columns read. The result is computed here, because the staged task sets
    * it reads must be released before returning.
    */
-  private Dataset<Row> consolidatedRead(Table table, Schema schema, StructType sparkSchema, List<Read> reads) {
+  private Dataset<Row> consolidatedRead(
+      Table table, Schema schema, StructType sparkSchema, StructType readSchema, List<Read> reads) {
     List<Column> columns = new ArrayList<>();
-    for (StructField field : sparkSchema.fields()) {
+    for (StructField field : readSchema.fields()) {
       columns.add(functions.col(quoted(field.name())));
     }
     List<StagedScan> scans = new ArrayList<>();
@@ -323,6 +345,23 @@ public final class ChangeCapture {
     if (closeFailure != null) {
       throw closeFailure;
     }
+  }
+
+  /** The columns of {@code sparkSchema} this capture reads, in the table's order. */
+  private StructType readSchema(StructType sparkSchema) {
+    if (columns.isEmpty()) {
+      return sparkSchema;
+    }
+    List<StructField> kept = new ArrayList<>();
+    for (StructField field : sparkSchema.fields()) {
+      if (columns.get().contains(field.name().toLowerCase(java.util.Locale.ROOT))) {
+        kept.add(field);
+      }
+    }
+    if (kept.isEmpty()) {
+      kept.add(sparkSchema.fields()[0]);
+    }
+    return new StructType(kept.toArray(StructField[]::new));
   }
 
   /** Consolidation groups by every column; Spark cannot group maps (or variants). */

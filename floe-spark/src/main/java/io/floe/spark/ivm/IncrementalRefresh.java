@@ -94,6 +94,7 @@ public final class IncrementalRefresh {
    * pinned snapshot.
    *
    * @param readSnapshot the storage snapshot the refresh started from
+   * @param readColumns the columns the analyzed definition reads of its sources
    */
   public Outcome refresh(
       MaterializedView mv,
@@ -102,19 +103,11 @@ public final class IncrementalRefresh {
       RefreshState recorded,
       PinnedDefinition pinned,
       DefinitionShape shape,
+      SourceColumns readColumns,
       String stateJson) {
     List<Source> sources = pinned.sources();
     List<Source> oldSources = new ArrayList<>(sources);
     Map<String, Long> rowsRead = new LinkedHashMap<>();
-    // The columns the definition reads of each source, analyzed only when a source's schema moved.
-    SourceColumns[] analyzedColumns = new SourceColumns[1];
-    java.util.function.Supplier<SourceColumns> readColumns = () -> {
-      if (analyzedColumns[0] == null) {
-        analyzedColumns[0] =
-            SourceColumns.of(org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan()).queryExecution().analyzed());
-      }
-      return analyzedColumns[0];
-    };
     List<Integer> moved = new ArrayList<>();
     List<Dataset<Row>> zsets = new ArrayList<>();
     List<Boolean> appends = new ArrayList<>();
@@ -136,7 +129,7 @@ public final class IncrementalRefresh {
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       // Before the snapshots: a column renamed with no data written since changes what the view
       // computes without a new snapshot.
-      Optional<String> schemaChange = schemaChange(source, before.get(), from, to, readColumns);
+      Optional<String> schemaChange = schemaChange(source, before.get(), from, to, () -> readColumns);
       if (schemaChange.isPresent()) {
         return new Fallback(schemaChange.get());
       }
@@ -154,6 +147,11 @@ public final class IncrementalRefresh {
               .<CapturedChange>map(d -> d)
               .orElseGet(() -> {
                 ChangeCapture capture = capture(source, shape, readSnapshot);
+                if (source.materializedView().isEmpty()) {
+                  // A table's change is read in the columns the definition depends on only; an MV's
+                  // storage change also needs the hidden columns.
+                  capture = readColumns.rowsDependOn(source.table()).map(capture::reading).orElse(capture);
+                }
                 return (acrossSchemas ? capture.acrossSchemaChanges() : capture)
                     .capture(source.table(), sparkName(source), from, to);
               });

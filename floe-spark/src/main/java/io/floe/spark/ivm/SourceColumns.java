@@ -14,7 +14,19 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Distinct;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.Generate;
+import org.apache.spark.sql.catalyst.plans.logical.GlobalLimit;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.LocalLimit;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.Sort;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.iceberg.spark.source.SparkTable;
 
@@ -26,10 +38,24 @@ import org.apache.iceberg.spark.source.SparkTable;
  * or retypes a read column makes it a full refresh.
  */
 public final class SourceColumns {
-  private final Map<String, Set<String>> byTable;
+  /**
+   * The operators through which the columns a plan needs of a table are those some operator
+   * references, those the plan outputs and those DISTINCT compares: each of them either names what
+   * it reads in its expressions or passes its input's columns on unchanged. Operators that consume
+   * whole rows by position (UNION, INTERSECT, EXCEPT) or hide where a column goes (CTEs, views,
+   * subqueries) are not among them.
+   */
+  private static final Set<Class<?>> TRACEABLE =
+      Set.of(
+          Project.class, Filter.class, Aggregate.class, Join.class, SubqueryAlias.class, DataSourceV2Relation.class,
+          Sort.class, GlobalLimit.class, LocalLimit.class, Window.class, Distinct.class, Generate.class);
 
-  private SourceColumns(Map<String, Set<String>> byTable) {
+  private final Map<String, Set<String>> byTable;
+  private final Optional<Map<String, Set<String>>> needed;
+
+  private SourceColumns(Map<String, Set<String>> byTable, Optional<Map<String, Set<String>>> needed) {
     this.byTable = byTable;
+    this.needed = needed;
   }
 
   /**
@@ -38,26 +64,58 @@ public final class SourceColumns {
    */
   public static SourceColumns of(LogicalPlan analyzed) {
     Map<ExprId, String[]> columns = new HashMap<>();
+    Map<String, Set<String>> byTable = new HashMap<>();
+    boolean[] traceable = {true};
     analyzed.foreach(node -> {
       if (node instanceof DataSourceV2Relation relation && relation.table() instanceof SparkTable table) {
         String uuid = table.table().uuid().toString();
+        byTable.computeIfAbsent(uuid, k -> new TreeSet<>());
         for (Attribute a : Scala.list(relation.output())) {
           columns.put(a.exprId(), new String[] {uuid, a.name().toLowerCase(Locale.ROOT)});
         }
       }
+      traceable[0] &= TRACEABLE.contains(node.getClass()) && !node.expressions().exists(SubqueryExpression::hasSubquery);
       return scala.runtime.BoxedUnit.UNIT;
     });
-    Map<String, Set<String>> byTable = new HashMap<>();
     analyzed.foreach(node -> {
-      for (Attribute a : Scala.list(node.references().toSeq())) {
-        String[] column = columns.get(a.exprId());
-        if (column != null) {
-          byTable.computeIfAbsent(column[0], k -> new TreeSet<>()).add(column[1]);
-        }
-      }
+      addAll(byTable, columns, node.references().toSeq());
       return scala.runtime.BoxedUnit.UNIT;
     });
-    return new SourceColumns(byTable);
+    Optional<Map<String, Set<String>>> needed = Optional.empty();
+    if (traceable[0]) {
+      Map<String, Set<String>> rows = new HashMap<>();
+      byTable.forEach((table, read) -> rows.put(table, new TreeSet<>(read)));
+      addAll(rows, columns, analyzed.output());
+      analyzed.foreach(node -> {
+        if (node instanceof Distinct distinct) {
+          addAll(rows, columns, distinct.child().output());
+        }
+        return scala.runtime.BoxedUnit.UNIT;
+      });
+      needed = Optional.of(rows);
+    }
+    return new SourceColumns(byTable, needed);
+  }
+
+  private static void addAll(
+      Map<String, Set<String>> byTable, Map<ExprId, String[]> columns, scala.collection.Seq<? extends Attribute> attributes) {
+    for (Attribute a : Scala.list(attributes)) {
+      String[] column = columns.get(a.exprId());
+      if (column != null) {
+        byTable.computeIfAbsent(column[0], k -> new TreeSet<>()).add(column[1]);
+      }
+    }
+  }
+
+  /**
+   * The columns of {@code table} the definition's rows depend on, lower case: a change of the
+   * table's rows that leaves these columns as they were changes nothing the definition computes.
+   * Empty when it depends on none of them (as {@code SELECT COUNT(*)} does). Absent when the plan
+   * does not show it: the definition does not read the table as an Iceberg table, or reads it
+   * through an operator that is not {@linkplain #TRACEABLE traceable}.
+   */
+  public Optional<Set<String>> rowsDependOn(Table table) {
+    return needed.map(n -> n.get(table.uuid().toString())).map(java.util.Collections::unmodifiableSet);
   }
 
   /**

@@ -245,7 +245,9 @@ public final class RefreshExecutor {
       } else {
         IncrementalRefresh.Outcome outcome =
             new IncrementalRefresh(spark)
-                .refresh(mv, storage, readSnapshot.get(), recorded.get(), pinned, shape, stateJson);
+                .refresh(
+                    mv, storage, readSnapshot.get(), recorded.get(), pinned, shape,
+                    io.floe.spark.ivm.SourceColumns.of(definition.queryExecution().analyzed()), stateJson);
         if (outcome instanceof IncrementalRefresh.Applied) {
           IncrementalRefresh.Applied applied = (IncrementalRefresh.Applied) outcome;
           return new RefreshResult(

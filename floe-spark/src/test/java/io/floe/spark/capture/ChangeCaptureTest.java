@@ -442,6 +442,45 @@ class ChangeCaptureTest {
     assertThat(capture.limitScanTo(5).capture(table(), sparkName(), from, to)).isInstanceOf(CapturedChange.Delta.class);
   }
 
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("mergeOnReadModes")
+  void aCaptureOfSomeColumnsReadsThemAloneAndCancelsUpdatesOfOthers(String properties) {
+    spark.sql(
+        "CREATE TABLE t (id INT, name STRING, tags MAP<STRING, STRING>, amount INT) USING iceberg TBLPROPERTIES ("
+            + properties + ")");
+    long from =
+        commit("INSERT INTO t SELECT /*+ COALESCE(1) */ * FROM VALUES (1, 'a', map('k', 'v'), 10), (2, 'b', NULL, 20),"
+            + " (3, 'c', NULL, 30) AS v(id, name, tags, amount)");
+    long renamed = commit("UPDATE t SET name = upper(name), tags = map('k', 'w') WHERE id IN (1, 2)");
+    long to = commit("UPDATE t SET amount = amount + 1 WHERE id = 3");
+    ChangeCapture idAndAmount = capture.reading(java.util.Set.of("ID", "amount"));
+
+    // An update of columns not read leaves the read ones as they were: the rows cancel out, and the
+    // unread map column, which could not be consolidated, is never read.
+    CapturedChange.Delta onlyUnread = delta(idAndAmount.capture(table(), sparkName(), from, renamed));
+    CapturedChange.Delta both = delta(idAndAmount.capture(table(), sparkName(), from, to));
+
+    assertThat(onlyUnread.kind()).isEqualTo(ChangeKind.NONE);
+    assertThat(onlyUnread.rowsScanned()).as("rows read before they cancelled out").isPositive();
+    assertThat(onlyUnread.zset().columns()).containsExactly("id", "amount", ChangeCapture.WEIGHT);
+    assertThat(onlyUnread.zset().collectAsList()).isEmpty();
+    assertThat(weights(both.zset())).isEqualTo(Map.of(List.of(3, 30), -1L, List.of(3, 31), 1L));
+    assertThat(unsupportedReason(from, to)).isEqualTo("column tags of type map cannot be compared");
+  }
+
+  @Test
+  void aCaptureOfNoColumnStillCountsRowsInTheFirstColumn() {
+    createTable(MERGE_ON_READ_V2);
+    long from = commit("INSERT INTO t VALUES (1, 'a'), (2, 'b')");
+    commit("UPDATE t SET name = 'B' WHERE id = 2");
+    long to = commit("INSERT INTO t VALUES (3, 'c'), (3, 'd')");
+
+    CapturedChange.Delta delta = delta(capture.reading(java.util.Set.of()).capture(table(), sparkName(), from, to));
+
+    assertThat(delta.zset().columns()).containsExactly("id", ChangeCapture.WEIGHT);
+    assertThat(weights(delta.zset())).isEqualTo(Map.of(List.of(3), 2L));
+  }
+
   @Test
   void mapColumnsAreUnsupported() {
     spark.sql("CREATE TABLE t (id INT, tags MAP<STRING, STRING>) USING iceberg");
@@ -494,7 +533,10 @@ class ChangeCaptureTest {
   }
 
   private CapturedChange.Delta captureDelta(Long from, long to) {
-    CapturedChange change = capture.capture(table(), sparkName(), from, to);
+    return delta(capture.capture(table(), sparkName(), from, to));
+  }
+
+  private static CapturedChange.Delta delta(CapturedChange change) {
     assertThat(change).isInstanceOf(CapturedChange.Delta.class);
     return (CapturedChange.Delta) change;
   }
