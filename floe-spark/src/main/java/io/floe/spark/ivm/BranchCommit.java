@@ -15,6 +15,7 @@ public final class BranchCommit implements AutoCloseable {
   private final Table table;
   private final String branch;
   private final long baseSnapshotId;
+  private boolean published;
 
   /** Creates the branch at {@code baseSnapshotId}. */
   BranchCommit(Table table, long baseSnapshotId) {
@@ -38,7 +39,10 @@ public final class BranchCommit implements AutoCloseable {
     return quotedTable + ".`branch_" + branch + "`";
   }
 
-  /** Makes the branch's head main's head; fails if main moved since the branch was created. */
+  /**
+   * Makes the branch's head main's head and removes the branch, in one commit; fails if main moved
+   * since the branch was created.
+   */
   public long publish() {
     table.refresh();
     if (table.currentSnapshot() == null || table.currentSnapshot().snapshotId() != baseSnapshotId) {
@@ -46,18 +50,22 @@ public final class BranchCommit implements AutoCloseable {
           "Storage table %s moved since the refresh read it (snapshot %s, now %s)",
           table.name(), baseSnapshotId, table.currentSnapshot() == null ? "none" : table.currentSnapshot().snapshotId());
     }
+    long head = table.refs().get(branch).snapshotId();
     try {
-      table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).commit();
+      table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).removeBranch(branch).commit();
     } catch (IllegalArgumentException e) {
       // Iceberg refuses the fast-forward when main moved between the check above and now.
       throw new CommitFailedException(e, "Storage table %s moved while the refresh committed", table.name());
     }
-    table.refresh();
-    return table.currentSnapshot().snapshotId();
+    published = true;
+    return head;
   }
 
   @Override
   public void close() {
+    if (published) {
+      return;
+    }
     table.refresh();
     if (table.refs().containsKey(branch)) {
       table.manageSnapshots().removeBranch(branch).commit();
