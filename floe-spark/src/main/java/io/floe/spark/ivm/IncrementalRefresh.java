@@ -129,7 +129,7 @@ public final class IncrementalRefresh {
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       // Before the snapshots: a column renamed with no data written since changes what the view
       // computes without a new snapshot.
-      Optional<String> schemaChange = schemaChange(source, before.get(), from, to, () -> readColumns);
+      Optional<String> schemaChange = schemaChange(source, before.get(), from, to, readColumns);
       if (schemaChange.isPresent()) {
         return new Fallback(schemaChange.get());
       }
@@ -403,7 +403,7 @@ public final class IncrementalRefresh {
    * as an added column, lets the refresh stay incremental.
    */
   public static Optional<String> schemaChange(
-      Source source, SourceState recorded, Long from, Long to, java.util.function.Supplier<SourceColumns> columns) {
+      Source source, SourceState recorded, Long from, Long to, SourceColumns columns) {
     java.util.Set<Integer> ids = schemas(source, recorded, from, to);
     if (ids.size() < 2) {
       return Optional.empty();
@@ -412,7 +412,7 @@ public final class IncrementalRefresh {
     if (source.materializedView().isPresent()) {
       return Optional.of(prefix + " (schemas " + ids + ")");
     }
-    return columns.get()
+    return columns
         .differingColumn(source.table(), source.name().toString(), new ArrayList<>(ids))
         .map(why -> prefix + ": " + why);
   }

@@ -361,7 +361,7 @@ public final class RefreshExecutor {
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       String detail;
       Optional<String> schemaChange =
-          before.isEmpty() ? Optional.empty() : IncrementalRefresh.schemaChange(source, before.get(), from, to, () -> readColumns);
+          before.isEmpty() ? Optional.empty() : IncrementalRefresh.schemaChange(source, before.get(), from, to, readColumns);
       if (recorded.isPresent() && before.isEmpty()) {
         detail = "re-created since the last refresh: full refresh";
         strategy = strategy == null ? "FULL: source " + source.name() + " was re-created" : strategy;
