@@ -12,7 +12,6 @@ import static org.apache.spark.sql.functions.size;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
-import static org.apache.spark.sql.functions.xxhash64;
 
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
@@ -544,9 +543,8 @@ public final class IncrementalRefresh {
             .unionByName(deleted.withColumn(WEIGHT, lit(-1L)))
             .groupBy(StorageLayout.columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
-            .filter(col(WEIGHT).notEqual(0))
-            .withColumn(StorageLayout.KEY, xxhash64(StorageLayout.columns(view)));
-    return change.localCheckpoint(true);
+            .filter(col(WEIGHT).notEqual(0));
+    return StorageLayout.withRowKey(change, view).localCheckpoint(true);
   }
 
   /**
@@ -615,18 +613,23 @@ public final class IncrementalRefresh {
         changedKeys.filter(keys -> !keys.isEmpty())
             .map(keys -> " AND t." + key + " IN (" + keys.stream().map(IncrementalRefresh::bigintLiteral).collect(Collectors.joining(", ")) + ")")
             .orElse("");
+    String key2 = StorageLayout.quote(StorageLayout.KEY2);
     String match =
-        "t." + key + " = s." + key
-            + view.stream().map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c)).collect(Collectors.joining())
+        "t." + key + " = s." + key + " AND t." + key2 + " = s." + key2
             + listed
             + bounds.map(b -> " AND " + b).orElse("");
+    // A matched row has the change row's values (the 128-bit key says so), so an update sets them
+    // from the change: the MERGE then reads only the keys and the count of the stored rows, not
+    // their values.
+    String values =
+        view.stream().map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
     String insertValues = view.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     return "MERGE INTO %s t USING " + changes + " s ON " + match
         + " WHEN MATCHED AND t." + count + " + s." + weight + " <= 0 THEN DELETE"
-        + " WHEN MATCHED THEN UPDATE SET t." + count + " = t." + count + " + s." + weight
-        + " WHEN NOT MATCHED AND s." + weight + " > 0 THEN INSERT (" + insertColumns + ", " + count + ", " + key
-        + ") VALUES (" + insertValues + ", s." + weight + ", s." + key + ")";
+        + " WHEN MATCHED THEN UPDATE SET " + values + ", t." + count + " = t." + count + " + s." + weight
+        + " WHEN NOT MATCHED AND s." + weight + " > 0 THEN INSERT (" + insertColumns + ", " + count + ", " + key + ", " + key2
+        + ") VALUES (" + insertValues + ", s." + weight + ", s." + key + ", s." + key2 + ")";
   }
 
   /** A BIGINT literal in Spark SQL; the smallest value has no positive counterpart to negate. */
@@ -980,6 +983,7 @@ public final class IncrementalRefresh {
     List<Column> columns = new ArrayList<>(List.of(StorageLayout.columns(mv.viewColumns())));
     columns.add(col(WEIGHT).as(StorageLayout.COUNT));
     columns.add(col(StorageLayout.quote(StorageLayout.KEY)));
+    columns.add(col(StorageLayout.quote(StorageLayout.KEY2)));
     return change.select(columns.toArray(new Column[0]));
   }
 

@@ -6,7 +6,6 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
-import static org.apache.spark.sql.functions.xxhash64;
 
 import io.floe.refresh.ExpectationResult;
 import io.floe.spark.capture.ChangeCapture;
@@ -114,9 +113,8 @@ final class KeyedRecompute {
         removed.unionByName(added.select(withWeight(view, col(WEIGHT))))
             .groupBy(StorageLayout.columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
-            .filter(col(WEIGHT).notEqual(0))
-            .withColumn(StorageLayout.KEY, xxhash64(StorageLayout.columns(view)));
-    return new Change(Optional.of(change.localCheckpoint(true)), "", expectations);
+            .filter(col(WEIGHT).notEqual(0));
+    return new Change(Optional.of(StorageLayout.withRowKey(change, view).localCheckpoint(true)), "", expectations);
   }
 
   /** A view row's value of a key column: the first non-null of its positions. */

@@ -4,6 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -15,7 +18,8 @@ import org.apache.spark.sql.types.StructType;
  * <ul>
  *   <li>{@link #PLAIN}: the rows as the definition returns them; refreshed in full only.
  *   <li>{@link #ROWS}: one storage row per distinct MV row, with its multiplicity ({@value
- *       #COUNT}) and a hash of its values ({@value #KEY}) to find it again.
+ *       #COUNT}) and two independent 64-bit hashes of its values ({@value #KEY}, {@value #KEY2}),
+ *       together a 128-bit key that finds it again without reading its values.
  *   <li>{@link #GROUPS}: one storage row per group of an aggregate MV, with the group's source row
  *       count ({@value #COUNT}), for every SUM column the count of its non-null inputs, for every
  *       AVG column that count and the running sum ({@link AverageState}) and, for every
@@ -33,6 +37,15 @@ public enum StorageLayout {
   public static final String HIDDEN_PREFIX = "__floe_";
   public static final String COUNT = "__floe_count";
   public static final String KEY = "__floe_key";
+  /**
+   * The second hash of a {@link #ROWS} row's values. With {@link #KEY} it makes a 128-bit key, so a
+   * refresh can match stored rows on the two hashes alone: two different rows share both with a
+   * chance of about 2<sup>-128</sup> per pair, where 64 bits would make a collision plausible in
+   * tables of billions of rows.
+   */
+  public static final String KEY2 = "__floe_key2";
+  /** What {@link #KEY2} hashes ahead of the row's values, so that it is independent of {@link #KEY}. */
+  private static final String KEY2_SALT = "floe.row-key";
 
   /** The hidden count of non-null inputs of the SUM or AVG in output column {@code position}. */
   public static String nonNullCount(int position) {
@@ -81,6 +94,7 @@ public enum StorageLayout {
     if (this == ROWS) {
       hidden.add(COUNT);
       hidden.add(KEY);
+      hidden.add(KEY2);
     } else if (this == GROUPS) {
       hidden.add(COUNT);
       sumPositions.forEach(p -> hidden.add(nonNullCount(p)));
@@ -101,6 +115,19 @@ public enum StorageLayout {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * {@code rows} with the {@link #ROWS} row key of their {@code viewColumns} appended: {@value #KEY}
+   * and {@value #KEY2}. Both are xxHash64 of the values; the second hashes a constant first, which
+   * makes it a different function of them.
+   */
+  public static Dataset<Row> withRowKey(Dataset<Row> rows, List<String> viewColumns) {
+    org.apache.spark.sql.Column[] values = columns(viewColumns);
+    org.apache.spark.sql.Column[] salted = new org.apache.spark.sql.Column[values.length + 1];
+    salted[0] = functions.lit(KEY2_SALT);
+    System.arraycopy(values, 0, salted, 1, values.length);
+    return rows.withColumn(KEY, functions.xxhash64(values)).withColumn(KEY2, functions.xxhash64(salted));
   }
 
   /** Column references to {@code names}, each quoted. */

@@ -484,7 +484,25 @@ public final class RefreshExecutor {
    * before Floe kept them): optional columns, so the table's rows and history are unchanged.
    */
   private void addMissingHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
-    List<StructField> missing = missingHiddenColumns(storage, shape);
+    addMissingColumns(mv, storage, missingHiddenColumns(storage, shape));
+  }
+
+  /**
+   * Adds the hidden columns of the {@link StorageLayout#ROWS} layout the storage table lacks, which
+   * its full refresh writes whatever the definition's shape now is.
+   */
+  private void addMissingRowKeyColumns(MaterializedView mv, Table storage) {
+    org.apache.iceberg.Schema schema = storage.schema();
+    addMissingColumns(
+        mv,
+        storage,
+        StorageLayout.ROWS.hiddenColumns(List.of()).stream()
+            .filter(c -> schema.findField(c) == null)
+            .map(c -> new StructField(c, org.apache.spark.sql.types.DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty()))
+            .toList());
+  }
+
+  private void addMissingColumns(MaterializedView mv, Table storage, List<StructField> missing) {
     if (missing.isEmpty()) {
       return;
     }
@@ -502,6 +520,7 @@ public final class RefreshExecutor {
     String[] viewColumns = mv.viewColumns().toArray(new String[0]);
     switch (mv.layout()) {
       case ROWS:
+        addMissingRowKeyColumns(mv, storage);
         Dataset<Row> rows = definition.toDF(viewColumns);
         Column[] columns = mv.viewColumns().stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
         // Ranges of the clustering column, one per task and file; the aggregate below needs no
@@ -511,10 +530,8 @@ public final class RefreshExecutor {
             clustering.isEmpty()
                 ? rows
                 : (Dataset<Row>) rows.repartitionByRange(clusteredFiles(pinned), functions.col(StorageLayout.quote(clustering.get())));
-        return (Dataset<Row>)
-            clustered.groupBy(columns)
-                .agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT))
-                .withColumn(StorageLayout.KEY, functions.xxhash64(columns));
+        return (Dataset<Row>) StorageLayout.withRowKey(
+            clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT)), mv.viewColumns());
       case GROUPS:
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());

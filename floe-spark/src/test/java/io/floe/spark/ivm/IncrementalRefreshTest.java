@@ -316,9 +316,79 @@ class IncrementalRefreshTest {
     }
   }
 
+  /**
+   * A linear view's storage keeps one row per distinct row with a 128-bit key of its values, so a
+   * refresh finds the stored rows a change matches by that key alone: it reads their keys and
+   * counts, never their values, through new rows, deleted rows, a row that loses some of its copies,
+   * and NULLs. A storage table an earlier Floe created with one 64-bit key is refreshed in full
+   * once, which adds the second key; the refreshes after it are incremental again.
+   */
+  @org.junit.jupiter.api.Test
+  void aLinearRefreshMatchesStoredRowsByTheirKeyWithoutReadingTheirValues() throws Exception {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmkey");
+    spark.sql("CREATE TABLE kt (id BIGINT, name STRING, city STRING, amount DECIMAL(10,2), note STRING) USING iceberg"
+        + " TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO kt SELECT id, concat('n', id % 50), CASE WHEN id % 7 = 0 THEN NULL ELSE concat('c', id % 5) END,"
+        + " CAST(id % 13 AS DECIMAL(10,2)), repeat('x', 40) FROM range(1, 2001)");
+    // Many source rows give one view row: the storage keeps it once, with its count.
+    String definition = "SELECT city, name, amount * 2 AS doubled FROM kt WHERE id % 11 <> 0";
+    spark.sql("CREATE MATERIALIZED VIEW keyed AS " + definition);
+    String[] steps = {
+      // A new row, a row of NULLs and one more copy of a stored row.
+      "INSERT INTO kt VALUES (3001, 'new', 'c9', 1.00, 'y'), (3002, NULL, NULL, NULL, NULL), (3004, 'n1', 'c1', 1.00, 'z')",
+      // Two of the four copies of a view row go: its count falls.
+      "DELETE FROM kt WHERE id IN (1, 3004)",
+      "UPDATE kt SET amount = amount + 100 WHERE id % 50 = 2",
+      "DELETE FROM kt WHERE name = 'n3' OR id = 3002",
+      "MERGE INTO kt USING (SELECT 4 AS id UNION ALL SELECT 4001 AS id) s ON kt.id = s.id"
+          + " WHEN MATCHED THEN UPDATE SET city = NULL WHEN NOT MATCHED THEN INSERT (id, name, city, amount, note)"
+          + " VALUES (s.id, 'n4', NULL, 4.00, 'w')",
+    };
+    for (String step : steps) {
+      spark.sql(step);
+      Row[] refreshed = new Row[1];
+      List<String> read = storageColumnsScannedBy(() -> refreshed[0] = refresh("keyed"), "keyed__storage");
+      assertThat(refreshed[0].getString(1)).as("refresh after %s: %s", step, refreshed[0].getString(2)).isEqualTo("INCREMENTAL");
+      assertMatches("keyed", definition);
+      assertThat(read)
+          .as("columns of the stored rows read to refresh after %s", step)
+          .isNotEmpty()
+          .allMatch(c -> c.startsWith("_") || c.equals("city"), "a hidden column, a row position or the clustering column");
+    }
+
+    spark.sql("ALTER TABLE lake." + ns + ".keyed__storage DROP COLUMN " + StorageLayout.KEY2);
+    spark.sql("INSERT INTO kt VALUES (5001, 'n5', 'c5', 5.00, 'v')");
+    Row upgrade = refresh("keyed");
+    assertThat(upgrade.getString(1)).isEqualTo("FULL");
+    assertThat(upgrade.getString(2)).contains("lacks the bookkeeping column(s) " + StorageLayout.KEY2);
+    assertMatches("keyed", definition);
+    assertThat(spark.sql("SELECT count(*) FROM lake." + ns + ".keyed__storage WHERE " + StorageLayout.KEY2 + " IS NULL").first().getLong(0))
+        .isZero();
+    spark.sql("DELETE FROM kt WHERE id IN (5001, 12)");
+    assertRefreshedIncrementally("keyed", definition);
+  }
+
+  /** The columns each scan of {@code storageTable} read in the statements {@code action} ran. */
+  private List<String> storageColumnsScannedBy(Runnable action, String storageTable) throws java.util.concurrent.TimeoutException {
+    List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
+    onStorageScans(action, storageTable, scan -> read.addAll(List.of(scan.scan().readSchema().fieldNames())));
+    return read;
+  }
+
   /** Data files each scan of {@code storageTable} read in the statements {@code action} ran. */
   private List<Long> storageFilesScannedBy(Runnable action, String storageTable) throws java.util.concurrent.TimeoutException {
     List<Long> scanned = new java.util.concurrent.CopyOnWriteArrayList<>();
+    onStorageScans(action, storageTable, scan -> scanned.add(scan.metrics().get("resultDataFiles").get().value()));
+    return scanned;
+  }
+
+  /** Runs {@code action}, passing each scan of {@code storageTable} its statements ran to {@code onScan}. */
+  private void onStorageScans(
+      Runnable action,
+      String storageTable,
+      java.util.function.Consumer<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> onScan)
+      throws java.util.concurrent.TimeoutException {
     org.apache.spark.sql.util.QueryExecutionListener listener =
         new org.apache.spark.sql.util.QueryExecutionListener() {
           @Override
@@ -326,8 +396,8 @@ class IncrementalRefreshTest {
             io.floe.spark.TableScans.forEach(
                 qe.executedPlan(),
                 scan -> {
-                  if (scan.table().name().endsWith(storageTable)) {
-                    scanned.add(scan.metrics().get("resultDataFiles").get().value());
+                  if (scan.table().name().contains(storageTable)) {
+                    onScan.accept(scan);
                   }
                 });
           }
@@ -342,7 +412,6 @@ class IncrementalRefreshTest {
     } finally {
       spark.listenerManager().unregister(listener);
     }
-    return scanned;
   }
 
   @org.junit.jupiter.api.Test
