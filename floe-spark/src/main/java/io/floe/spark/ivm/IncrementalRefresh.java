@@ -243,7 +243,7 @@ public final class IncrementalRefresh {
         }
         rows.createOrReplaceTempView(changes);
         summary = linearSummary(mv, rows);
-        merge = linearMerge(mv, changes, changedKeys(rows), summary.bounds());
+        merge = linearMerge(mv, changes, rows.schema(), changedKeys(rows), summary.bounds());
         feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
       }
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
@@ -602,7 +602,7 @@ public final class IncrementalRefresh {
   private static final int MAX_LISTED_KEYS = 50_000;
 
   private static String linearMerge(
-      MaterializedView mv, String changes, Optional<List<Long>> changedKeys, Optional<String> bounds) {
+      MaterializedView mv, String changes, StructType changeSchema, Optional<List<Long>> changedKeys, Optional<String> bounds) {
     List<String> view = mv.viewColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
     String key = StorageLayout.quote(StorageLayout.KEY);
@@ -614,13 +614,20 @@ public final class IncrementalRefresh {
             .map(keys -> " AND t." + key + " IN (" + keys.stream().map(IncrementalRefresh::bigintLiteral).collect(Collectors.joining(", ")) + ")")
             .orElse("");
     String key2 = StorageLayout.quote(StorageLayout.KEY2);
+    // Columns the key does not tell apart are compared by value (StorageLayout.withRowKey).
+    String nested =
+        view.stream()
+            .filter(c -> !StorageLayout.identifiedByKey(changeSchema.apply(c).dataType()))
+            .map(c -> " AND t." + StorageLayout.quote(c) + " <=> s." + StorageLayout.quote(c))
+            .collect(Collectors.joining());
     String match =
         "t." + key + " = s." + key + " AND t." + key2 + " = s." + key2
+            + nested
             + listed
             + bounds.map(b -> " AND " + b).orElse("");
-    // A matched row has the change row's values (the 128-bit key says so), so an update sets them
-    // from the change: the MERGE then reads only the keys and the count of the stored rows, not
-    // their values.
+    // A matched row has the change row's values (the 128-bit key and the compared nested columns
+    // say so), so an update sets them from the change: the MERGE then reads only the keys and the
+    // count of the stored rows, not their values.
     String values =
         view.stream().map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));

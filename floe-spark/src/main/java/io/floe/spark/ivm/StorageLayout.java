@@ -7,8 +7,13 @@ import java.util.stream.Collectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.UserDefinedType;
+import org.apache.spark.sql.types.VariantType;
 
 /**
  * How a storage table keeps a materialized view's rows, so that a refresh can change them in place.
@@ -39,9 +44,9 @@ public enum StorageLayout {
   public static final String KEY = "__floe_key";
   /**
    * The second hash of a {@link #ROWS} row's values. With {@link #KEY} it makes a 128-bit key, so a
-   * refresh can match stored rows on the two hashes alone: two different rows share both with a
-   * chance of about 2<sup>-128</sup> per pair, where 64 bits would make a collision plausible in
-   * tables of billions of rows.
+   * refresh can match stored rows of atomic columns on the two hashes alone: two different such
+   * rows share both with a chance of about 2<sup>-128</sup> per pair, where 64 bits would make a
+   * collision plausible in tables of billions of rows ({@link #withRowKey}).
    */
   public static final String KEY2 = "__floe_key2";
   /** What {@link #KEY2} hashes ahead of the row's values, so that it is independent of {@link #KEY}. */
@@ -119,15 +124,45 @@ public enum StorageLayout {
 
   /**
    * {@code rows} with the {@link #ROWS} row key of their {@code viewColumns} appended: {@value #KEY}
-   * and {@value #KEY2}. Both are xxHash64 of the values; the second hashes a constant first, which
-   * makes it a different function of them.
+   * and {@value #KEY2}, xxHash64 of the values and of which of them are NULL. Spark's hash skips a
+   * NULL, so without the NULL flags {@code ('x', NULL)} and {@code (NULL, 'x')} would hash alike.
+   * The second hashes a constant first, which makes it a different function of the same input.
+   *
+   * <p>For rows whose columns are all of {@linkplain #identifiedByKey atomic types} the key tells
+   * different rows apart but by chance; nested values can still hash alike when their NULLs or
+   * elements shift, so a MERGE also compares columns of other types by value.
    */
   public static Dataset<Row> withRowKey(Dataset<Row> rows, List<String> viewColumns) {
-    org.apache.spark.sql.Column[] values = columns(viewColumns);
-    org.apache.spark.sql.Column[] salted = new org.apache.spark.sql.Column[values.length + 1];
-    salted[0] = functions.lit(KEY2_SALT);
-    System.arraycopy(values, 0, salted, 1, values.length);
-    return rows.withColumn(KEY, functions.xxhash64(values)).withColumn(KEY2, functions.xxhash64(salted));
+    List<org.apache.spark.sql.Column> input = new ArrayList<>(List.of(columns(viewColumns)));
+    // One flag bit per column, 62 columns a BIGINT.
+    for (int first = 0; first < viewColumns.size(); first += 62) {
+      org.apache.spark.sql.Column nulls = functions.lit(0L);
+      for (int i = first; i < Math.min(first + 62, viewColumns.size()); i++) {
+        nulls =
+            nulls.plus(
+                functions.when(functions.col(quote(viewColumns.get(i))).isNull(), functions.lit(1L << (i - first)))
+                    .otherwise(functions.lit(0L)));
+      }
+      input.add(nulls);
+    }
+    List<org.apache.spark.sql.Column> salted = new ArrayList<>();
+    salted.add(functions.lit(KEY2_SALT));
+    salted.addAll(input);
+    return rows.withColumn(KEY, functions.xxhash64(input.toArray(new org.apache.spark.sql.Column[0])))
+        .withColumn(KEY2, functions.xxhash64(salted.toArray(new org.apache.spark.sql.Column[0])));
+  }
+
+  /**
+   * Whether a column of this type is told apart by the row key alone: an atomic type, hashed whole.
+   * Arrays, maps, structs and variants are not: their hash skips nested NULLs and does not mark
+   * where one element ends, so a MERGE compares them by value.
+   */
+  public static boolean identifiedByKey(DataType type) {
+    return !(type instanceof StructType
+        || type instanceof ArrayType
+        || type instanceof MapType
+        || type instanceof VariantType
+        || type instanceof UserDefinedType);
   }
 
   /** Column references to {@code names}, each quoted. */

@@ -471,7 +471,33 @@ public final class RefreshExecutor {
           "the storage table lacks the bookkeeping column(s) " + String.join(", ", missing)
               + " (it was created by an earlier Floe); a full refresh adds them");
     }
+    List<String> unfilled = unwrittenHiddenColumns(storage, shape);
+    if (!unfilled.isEmpty()) {
+      return Optional.of(
+          "the last refresh wrote the storage rows before the bookkeeping column(s) " + String.join(", ", unfilled)
+              + " existed, so they hold no values yet; a full refresh fills them");
+    }
     return Optional.empty();
+  }
+
+  /**
+   * The hidden columns the shape keeps that the schema of the last refresh's snapshot lacked (by
+   * field id, so a column dropped and added again counts as new): a full refresh that added them (a
+   * schema change, which makes no snapshot) and then failed left them empty in every row.
+   * Compactions after that refresh keep its rows, so they do not count.
+   */
+  private static List<String> unwrittenHiddenColumns(Table storage, DefinitionShape shape) {
+    Optional<Snapshot> refreshed = MaterializedView.lastRefreshSnapshot(storage);
+    Integer schemaId = refreshed.map(Snapshot::schemaId).orElse(null);
+    org.apache.iceberg.Schema written = schemaId == null ? null : storage.schemas().get(schemaId);
+    if (written == null) {
+      return List.of();
+    }
+    org.apache.iceberg.Schema current = storage.schema();
+    return shape.hiddenFields().stream()
+        .map(StructField::name)
+        .filter(c -> current.findField(c) != null && written.findField(current.findField(c).fieldId()) == null)
+        .toList();
   }
 
   private static List<StructField> missingHiddenColumns(Table storage, DefinitionShape shape) {
