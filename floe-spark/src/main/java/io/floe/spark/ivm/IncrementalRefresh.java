@@ -185,7 +185,7 @@ public final class IncrementalRefresh {
     List<String> views = new ArrayList<>();
     try {
       Summary summary;
-      String merge;
+      StorageMerge merge;
       Optional<FeedEntry> feed = Optional.empty();
       List<ExpectationResult> expectations = List.of();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
@@ -213,7 +213,7 @@ public final class IncrementalRefresh {
             groupChange(mv, shape, readSnapshot, pinned, terms, distinct, keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
         summary = groupSummary(rows, keys);
-        merge = groupMerge(mv, shape, changes, summary.bounds());
+        merge = StorageMerge.of(groupMerge(mv, shape, changes, summary.bounds()));
       } else {
         Dataset<Row> rows;
         if (shape.kind() == DefinitionShape.Kind.KEYED) {
@@ -597,11 +597,12 @@ public final class IncrementalRefresh {
    * change as a right outer join (unmatched change rows are inserted), which Spark cannot run with
    * the small change broadcast, so it shuffles every stored row. A condition on the target alone
    * is applied to the storage scan before that join: with the keys listed, only the few stored rows
-   * that can match are shuffled. Beyond this many keys the statement grows large to parse.
+   * that can match are shuffled. Beyond this many keys the set shipped with every task of the
+   * storage scan grows large ({@link StorageMerge}).
    */
   private static final int MAX_LISTED_KEYS = 50_000;
 
-  private static String linearMerge(
+  private static StorageMerge linearMerge(
       MaterializedView mv, String changes, StructType changeSchema, Optional<List<Long>> changedKeys, Optional<String> bounds) {
     List<String> view = mv.viewColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
@@ -609,10 +610,8 @@ public final class IncrementalRefresh {
     String weight = StorageLayout.quote(WEIGHT);
     // The listed keys and the bounds are implied by the match, so they change which rows are read,
     // not the result.
-    String listed =
-        changedKeys.filter(keys -> !keys.isEmpty())
-            .map(keys -> " AND t." + key + " IN (" + keys.stream().map(IncrementalRefresh::bigintLiteral).collect(Collectors.joining(", ")) + ")")
-            .orElse("");
+    Optional<List<Long>> listedKeys = changedKeys.filter(keys -> !keys.isEmpty());
+    String listed = listedKeys.map(keys -> " AND " + StorageMerge.listedKeysCondition("t." + key)).orElse("");
     String key2 = StorageLayout.quote(StorageLayout.KEY2);
     // Columns the key does not tell apart are compared by value (StorageLayout.withRowKey).
     String nested =
@@ -632,16 +631,12 @@ public final class IncrementalRefresh {
         view.stream().map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
     String insertColumns = view.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
     String insertValues = view.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
-    return "MERGE INTO %s t USING " + changes + " s ON " + match
+    String sql = "MERGE INTO %s t USING " + changes + " s ON " + match
         + " WHEN MATCHED AND t." + count + " + s." + weight + " <= 0 THEN DELETE"
         + " WHEN MATCHED THEN UPDATE SET " + values + ", t." + count + " = t." + count + " + s." + weight
         + " WHEN NOT MATCHED AND s." + weight + " > 0 THEN INSERT (" + insertColumns + ", " + count + ", " + key + ", " + key2
         + ") VALUES (" + insertValues + ", s." + weight + ", s." + key + ", s." + key2 + ")";
-  }
-
-  /** A BIGINT literal in Spark SQL; the smallest value has no positive counterpart to negate. */
-  private static String bigintLiteral(long value) {
-    return value == Long.MIN_VALUE ? "(-9223372036854775807L - 1L)" : value + "L";
+    return listedKeys.map(keys -> StorageMerge.listing(sql, keys)).orElse(StorageMerge.of(sql));
   }
 
   // AGGREGATE: new values of every affected group, or a flag that the group is gone.
@@ -1020,7 +1015,7 @@ public final class IncrementalRefresh {
   }
 
   private long commitMerge(
-      MaterializedView mv, Table storage, Snapshot readSnapshot, String merge, Optional<FeedEntry> feed, String stateJson,
+      MaterializedView mv, Table storage, Snapshot readSnapshot, StorageMerge merge, Optional<FeedEntry> feed, String stateJson,
       ChangeKind kind, List<ExpectationResult> expectations) {
     Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase(), expectations);
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
@@ -1033,7 +1028,12 @@ public final class IncrementalRefresh {
           storage.uuid().toString(),
           () ->
               CommitMetadata.withCommitProperties(
-                  properties, () -> spark.sql(String.format(merge, target)), RuntimeException.class));
+                  properties,
+                  () -> {
+                    merge.run(spark, target);
+                    return null;
+                  },
+                  RuntimeException.class));
       long published = commit.publish();
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       return published;

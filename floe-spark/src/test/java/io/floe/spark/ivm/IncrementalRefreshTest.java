@@ -317,6 +317,58 @@ class IncrementalRefreshTest {
   }
 
   /**
+   * The MERGE that applies a linear change keeps, of the stored rows it scans, only those whose key
+   * the change lists, before they meet the change in its join: the rows the change touches at both
+   * ends of the table, not every stored row.
+   */
+  @org.junit.jupiter.api.Test
+  void aLinearRefreshJoinsOnlyTheStoredRowsWhoseKeysTheChangeLists() throws Exception {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmlisted");
+    spark.sql("CREATE TABLE lt (id BIGINT, name STRING, amount INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO lt SELECT id, concat('n', id), CAST(id % 97 AS INT) FROM range(1, 2001)");
+    String definition = "SELECT id, upper(name) AS name, amount + 1 AS amount FROM lt WHERE amount <> 5";
+    spark.sql("CREATE MATERIALIZED VIEW listed AS " + definition);
+    spark.sql("UPDATE lt SET amount = amount + 1000 WHERE id IN (3, 1998)");
+
+    Row[] refreshed = new Row[1];
+    List<Long> joined = storageRowsKeptBy(() -> refreshed[0] = refresh("listed"), "listed__storage");
+
+    assertThat(refreshed[0].getString(1)).as(refreshed[0].getString(2)).isEqualTo("INCREMENTAL");
+    assertMatches("listed", definition);
+    assertThat(joined).as("stored rows each filter over a storage scan kept").isNotEmpty().allMatch(rows -> rows <= 2);
+  }
+
+  /**
+   * Rows each filter over a scan of {@code storageTable} passed on, in the statements {@code action}
+   * ran: the stored rows a MERGE went on to join with the change.
+   */
+  private List<Long> storageRowsKeptBy(Runnable action, String storageTable) throws java.util.concurrent.TimeoutException {
+    List<Long> kept = new java.util.concurrent.CopyOnWriteArrayList<>();
+    onExecutedPlans(action, plan -> collectFilters(plan, storageTable, kept));
+    return kept;
+  }
+
+  private static void collectFilters(org.apache.spark.sql.execution.SparkPlan plan, String storageTable, List<Long> kept) {
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec adaptive) {
+      collectFilters(adaptive.executedPlan(), storageTable, kept);
+      return;
+    }
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.QueryStageExec stage) {
+      collectFilters(stage.plan(), storageTable, kept);
+      return;
+    }
+    if (plan instanceof org.apache.spark.sql.execution.FilterExec filter) {
+      boolean[] overStorage = {false};
+      io.floe.spark.TableScans.forEach(filter.child(), scan -> overStorage[0] |= scan.table().name().contains(storageTable));
+      if (overStorage[0]) {
+        kept.add(filter.metrics().get("numOutputRows").get().value());
+      }
+    }
+    io.floe.spark.Scala.list(plan.children()).forEach(child -> collectFilters(child, storageTable, kept));
+  }
+
+  /**
    * A linear view's storage keeps one row per distinct row with a 128-bit key of its values, so a
    * refresh finds the stored rows a change matches by that key alone: it reads their keys and
    * counts, never their values, through new rows, deleted rows, a row that loses some of its copies,
@@ -434,17 +486,26 @@ class IncrementalRefreshTest {
       String storageTable,
       java.util.function.Consumer<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> onScan)
       throws java.util.concurrent.TimeoutException {
-    org.apache.spark.sql.util.QueryExecutionListener listener =
-        new org.apache.spark.sql.util.QueryExecutionListener() {
-          @Override
-          public void onSuccess(String funcName, org.apache.spark.sql.execution.QueryExecution qe, long durationNs) {
+    onExecutedPlans(
+        action,
+        plan ->
             io.floe.spark.TableScans.forEach(
-                qe.executedPlan(),
+                plan,
                 scan -> {
                   if (scan.table().name().contains(storageTable)) {
                     onScan.accept(scan);
                   }
-                });
+                }));
+  }
+
+  /** Runs {@code action}, passing the executed plan of each statement it ran to {@code onPlan}. */
+  private void onExecutedPlans(Runnable action, java.util.function.Consumer<org.apache.spark.sql.execution.SparkPlan> onPlan)
+      throws java.util.concurrent.TimeoutException {
+    org.apache.spark.sql.util.QueryExecutionListener listener =
+        new org.apache.spark.sql.util.QueryExecutionListener() {
+          @Override
+          public void onSuccess(String funcName, org.apache.spark.sql.execution.QueryExecution qe, long durationNs) {
+            onPlan.accept(qe.executedPlan());
           }
 
           @Override
