@@ -11,18 +11,30 @@ public final class TableScans {
   private TableScans() {}
 
   public static void forEach(SparkPlan plan, Consumer<BatchScanExec> action) {
+    forEachNode(
+        plan,
+        node -> {
+          if (node instanceof BatchScanExec scan) {
+            action.accept(scan);
+          }
+        });
+  }
+
+  /**
+   * Every operator of an executed plan, through adaptive plans (their final plan), query stages and
+   * subqueries; the adaptive and stage wrappers themselves are passed over.
+   */
+  public static void forEachNode(SparkPlan plan, Consumer<SparkPlan> action) {
     if (plan instanceof AdaptiveSparkPlanExec adaptive) {
-      forEach(adaptive.executedPlan(), action);
+      forEachNode(adaptive.executedPlan(), action);
       return;
     }
     if (plan instanceof QueryStageExec stage) {
-      forEach(stage.plan(), action);
+      forEachNode(stage.plan(), action);
       return;
     }
-    if (plan instanceof BatchScanExec scan) {
-      action.accept(scan);
-    }
-    Scala.list(plan.children()).forEach(child -> forEach(child, action));
-    Scala.list(plan.subqueries()).forEach(sub -> forEach(sub, action));
+    action.accept(plan);
+    Scala.list(plan.children()).forEach(child -> forEachNode(child, action));
+    Scala.list(plan.subqueries()).forEach(sub -> forEachNode(sub, action));
   }
 }

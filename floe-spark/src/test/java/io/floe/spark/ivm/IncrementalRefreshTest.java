@@ -350,22 +350,17 @@ class IncrementalRefreshTest {
   }
 
   private static void collectFilters(org.apache.spark.sql.execution.SparkPlan plan, String storageTable, List<Long> kept) {
-    if (plan instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec adaptive) {
-      collectFilters(adaptive.executedPlan(), storageTable, kept);
-      return;
-    }
-    if (plan instanceof org.apache.spark.sql.execution.adaptive.QueryStageExec stage) {
-      collectFilters(stage.plan(), storageTable, kept);
-      return;
-    }
-    if (plan instanceof org.apache.spark.sql.execution.FilterExec filter) {
-      boolean[] overStorage = {false};
-      io.floe.spark.TableScans.forEach(filter.child(), scan -> overStorage[0] |= scan.table().name().contains(storageTable));
-      if (overStorage[0]) {
-        kept.add(filter.metrics().get("numOutputRows").get().value());
-      }
-    }
-    io.floe.spark.Scala.list(plan.children()).forEach(child -> collectFilters(child, storageTable, kept));
+    io.floe.spark.TableScans.forEachNode(
+        plan,
+        node -> {
+          if (node instanceof org.apache.spark.sql.execution.FilterExec filter) {
+            boolean[] overStorage = {false};
+            io.floe.spark.TableScans.forEach(filter.child(), scan -> overStorage[0] |= scan.table().name().contains(storageTable));
+            if (overStorage[0]) {
+              kept.add(filter.metrics().get("numOutputRows").get().value());
+            }
+          }
+        });
   }
 
   /**
