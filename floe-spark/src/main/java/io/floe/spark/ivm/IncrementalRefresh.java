@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.iceberg.Snapshot;
@@ -584,12 +585,12 @@ public final class IncrementalRefresh {
    * The distinct row keys of a (computed) linear change, when there are at most {@link
    * #MAX_LISTED_KEYS} of them.
    */
-  private static Optional<List<Long>> changedKeys(Dataset<Row> change) {
+  private static Optional<Set<Long>> changedKeys(Dataset<Row> change) {
     List<Row> rows = change.select(col(StorageLayout.quote(StorageLayout.KEY))).limit(MAX_LISTED_KEYS + 1).collectAsList();
     if (rows.size() > MAX_LISTED_KEYS) {
       return Optional.empty();
     }
-    return Optional.of(rows.stream().map(row -> row.getLong(0)).distinct().sorted().toList());
+    return Optional.of(rows.stream().map(row -> row.getLong(0)).collect(Collectors.toUnmodifiableSet()));
   }
 
   /**
@@ -603,14 +604,14 @@ public final class IncrementalRefresh {
   private static final int MAX_LISTED_KEYS = 50_000;
 
   private static StorageMerge linearMerge(
-      MaterializedView mv, String changes, StructType changeSchema, Optional<List<Long>> changedKeys, Optional<String> bounds) {
+      MaterializedView mv, String changes, StructType changeSchema, Optional<Set<Long>> changedKeys, Optional<String> bounds) {
     List<String> view = mv.viewColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
     String key = StorageLayout.quote(StorageLayout.KEY);
     String weight = StorageLayout.quote(WEIGHT);
     // The listed keys and the bounds are implied by the match, so they change which rows are read,
     // not the result.
-    Optional<List<Long>> listedKeys = changedKeys.filter(keys -> !keys.isEmpty());
+    Optional<Set<Long>> listedKeys = changedKeys.filter(keys -> !keys.isEmpty());
     String listed = listedKeys.map(keys -> " AND " + StorageMerge.listedKeysCondition("t." + key)).orElse("");
     String key2 = StorageLayout.quote(StorageLayout.KEY2);
     // Columns the key does not tell apart are compared by value (StorageLayout.withRowKey).

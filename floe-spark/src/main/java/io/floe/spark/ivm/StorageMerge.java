@@ -1,7 +1,5 @@
 package io.floe.spark.ivm;
 
-import java.util.HashSet;
-import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -37,8 +35,8 @@ record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
   }
 
   /** A statement whose text calls {@value #LISTED_KEYS} on the key column, to be given {@code keys}. */
-  static StorageMerge listing(String sql, List<Long> keys) {
-    return new StorageMerge(sql, Optional.of(new HashSet<>(keys)));
+  static StorageMerge listing(String sql, Set<Long> keys) {
+    return new StorageMerge(sql, Optional.of(keys));
   }
 
   /** The condition to put in the statement's text for the listed keys of {@code keyColumn}. */
@@ -65,7 +63,7 @@ record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
       return plan;
     }
     scala.collection.immutable.Set<Object> keys =
-        scala.jdk.javaapi.CollectionConverters.asScala(new HashSet<Object>(listedKeys.get())).toSet();
+        scala.jdk.javaapi.CollectionConverters.<Object>asScala(Set.<Object>copyOf(listedKeys.get())).toSet();
     return plan.transformAllExpressions(
         new AbstractPartialFunction<Expression, Expression>() {
           @Override
