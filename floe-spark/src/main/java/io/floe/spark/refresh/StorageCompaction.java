@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
@@ -16,6 +18,7 @@ import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.spark.actions.SparkActions;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.PropertyUtil;
 import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.spark.sql.SparkSession;
@@ -30,25 +33,30 @@ import org.apache.spark.sql.SparkSession;
  * <ul>
  *   <li>{@code rewriteDataFiles}: the small data files ({@link #smallFileBytes}) are packed
  *       together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is rewritten
- *       without them; larger files with few deletes are left as they are, so a compaction costs
- *       about the size of what the refreshes wrote, not of the view;
- *   <li>{@code rewritePositionDeletes}: the position delete files left are merged into one per
- *       partition, without the positions of data files that are gone. Delete files are small, so
- *       all are rewritten.
+ *       without them (its delete files go with it); larger files with few deletes are left as they
+ *       are, so a compaction costs about the size of what the refreshes wrote, not of the view;
+ *   <li>{@code rewritePositionDeletes}, only when data files have several delete files each: all
+ *       position delete files are rewritten into one per data file, without the positions of data
+ *       files that are gone.
  * </ul>
  *
  * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
  * state and stays fresh, and a view reading this one passes over them. A compaction is due when
- * the table has {@value #DEFAULT_DELETE_FILES} or more delete files, or at least {@value
- * #DEFAULT_SMALL_FILES} small data files: the snapshot summary counts the files, and only when it
- * counts that many data files are their sizes read from the manifests. The storage table's
+ * readers apply {@value #DEFAULT_DELETE_FILES} or more delete files beyond one per data file, when a
+ * data file that is not small is mostly deleted, or when there are at least {@value #DEFAULT_SMALL_FILES} small data
+ * files ({@link LiveFiles}). One delete file per data file is what Iceberg's writers keep, however
+ * many refreshes deleted from it, so it alone never makes a compaction due: rewriting those would
+ * write the same files again after every refresh that touches many data files. The storage table's
  * properties {@value #ENABLED}, {@value #DELETE_FILES}, {@value #SMALL_FILES} and {@value
  * #SMALL_FILE_BYTES} change this.
  */
 public final class StorageCompaction {
   /** Storage table property: {@code false} turns automatic compaction off. */
   public static final String ENABLED = "floe.compaction.enabled";
-  /** Storage table property: the number of live delete files that makes a compaction due. */
+  /**
+   * Storage table property: the number of delete files readers apply beyond one per data file that
+   * makes a compaction due.
+   */
   public static final String DELETE_FILES = "floe.compaction.delete-files";
   /** Storage table property: the number of small data files that makes a compaction due. */
   public static final String SMALL_FILES = "floe.compaction.small-files";
@@ -99,8 +107,21 @@ public final class StorageCompaction {
     return PropertyUtil.propertyAsBoolean(storage.properties(), ENABLED, true);
   }
 
-  /** Why {@code storage} is due for a compaction now, from its current snapshot's summary; empty when it is not. */
+  /** Why {@code storage} is due for a compaction now, from its current snapshot; empty when it is not. */
   public static Optional<String> due(Table storage) {
+    return dueNow(storage).map(Due::why);
+  }
+
+  /** Why a compaction is due, and whether the delete files themselves need rewriting. */
+  private record Due(String why, boolean rewriteDeleteFiles) {}
+
+  /**
+   * Reads the summary first: a table without delete files and with fewer data files than {@value
+   * #SMALL_FILES} asks for is not due, and its manifests are not read. Otherwise one pass over the
+   * live files ({@link LiveFiles}) decides, in this order: delete files beyond one per data file,
+   * data files mostly deleted, small data files.
+   */
+  private static Optional<Due> dueNow(Table storage) {
     Snapshot current = storage.currentSnapshot();
     if (current == null || !enabled(storage)) {
       return Optional.empty();
@@ -108,20 +129,75 @@ public final class StorageCompaction {
     Map<String, String> summary = current.summary();
     long deleteFiles = count(summary, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
     long dataFiles = count(summary, SnapshotSummary.TOTAL_DATA_FILES_PROP);
-    long bytes = count(summary, SnapshotSummary.TOTAL_FILE_SIZE_PROP);
     int deleteLimit = PropertyUtil.propertyAsInt(storage.properties(), DELETE_FILES, DEFAULT_DELETE_FILES);
     int smallLimit = PropertyUtil.propertyAsInt(storage.properties(), SMALL_FILES, DEFAULT_SMALL_FILES);
-    long smallBytes = smallFileBytes(storage);
-    if (deleteFiles >= deleteLimit) {
-      return Optional.of(deleteFiles + " delete files (" + DELETE_FILES + " = " + deleteLimit + ")");
+    if (deleteFiles == 0 && dataFiles < smallLimit) {
+      return Optional.empty();
     }
-    if (dataFiles >= smallLimit) {
-      long small = smallDataFiles(storage, current, smallBytes);
-      if (small >= smallLimit) {
-        return Optional.of(small + " data files under " + smallBytes + " bytes (" + SMALL_FILES + " = " + smallLimit + ")");
-      }
+    long smallBytes = smallFileBytes(storage);
+    LiveFiles live = LiveFiles.of(storage, current, smallBytes);
+    if (live.extraDeleteFiles() >= deleteLimit) {
+      return Optional.of(new Due(
+          live.extraDeleteFiles() + " delete files beyond one per data file (" + DELETE_FILES + " = " + deleteLimit + ")",
+          true));
+    }
+    if (live.mostlyDeleted() > 0) {
+      return Optional.of(new Due(
+          live.mostlyDeleted() + " data files with " + Math.round(DELETE_RATIO * 100) + "% or more of their rows deleted",
+          false));
+    }
+    if (live.small() >= smallLimit) {
+      return Optional.of(new Due(
+          live.small() + " data files under " + smallBytes + " bytes (" + SMALL_FILES + " = " + smallLimit + ")", false));
     }
     return Optional.empty();
+  }
+
+  /**
+   * What makes a storage's live files costly, counted in one pass over its manifests.
+   *
+   * <p>Iceberg's merge-on-read writers keep one position delete file per data file (file-scoped,
+   * each new one replacing the last) or one deletion vector: a view whose refreshes touch many data
+   * files has as many delete files, and rewriting them gains nothing. What costs readers is a data
+   * file with several delete files to apply (partition-scoped delete files, or files written by
+   * other engines), counted in {@code extraDeleteFiles} once per data file they apply to beyond its
+   * first, and a data file whose rows are mostly deleted, which is read to be skipped.
+   *
+   * @param small data files under the small-file size
+   * @param extraDeleteFiles delete files a reader applies beyond one per data file
+   * @param mostlyDeleted data files that are not small with {@value #DELETE_RATIO} or more of their
+   *     rows deleted by delete files scoped to them alone (others do not tell how many rows of the
+   *     file they delete)
+   */
+  private record LiveFiles(long small, long extraDeleteFiles, long mostlyDeleted) {
+    static LiveFiles of(Table storage, Snapshot snapshot, long smallBytes) {
+      long small = 0;
+      long extra = 0;
+      long mostlyDeleted = 0;
+      try (CloseableIterable<FileScanTask> tasks =
+          storage.newScan().useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
+        for (FileScanTask task : tasks) {
+          if (task.file().fileSizeInBytes() < smallBytes) {
+            small++;
+          }
+          extra += Math.max(0, task.deletes().size() - 1);
+          long deletedRows = 0;
+          boolean scoped = !task.deletes().isEmpty();
+          for (DeleteFile delete : task.deletes()) {
+            scoped &= delete.content() == FileContent.POSITION_DELETES && ContentFileUtil.isFileScoped(delete);
+            deletedRows += delete.recordCount();
+          }
+          // A small file's deletes go when the small files are packed; one that is not small
+          // costs every reader its deleted rows.
+          if (scoped && task.file().fileSizeInBytes() >= smallBytes && deletedRows >= DELETE_RATIO * task.file().recordCount()) {
+            mostlyDeleted++;
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot list the live files of " + storage.name(), e);
+      }
+      return new LiveFiles(small, extra, mostlyDeleted);
+    }
   }
 
   /**
@@ -145,21 +221,6 @@ public final class StorageCompaction {
       }
     }
     return Optional.empty();
-  }
-
-  /** The data files of {@code snapshot} under {@code bytes}, from its manifests. */
-  private static long smallDataFiles(Table storage, Snapshot snapshot, long bytes) {
-    long small = 0;
-    try (CloseableIterable<FileScanTask> tasks = storage.newScan().useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
-      for (FileScanTask task : tasks) {
-        if (task.file().fileSizeInBytes() < bytes) {
-          small++;
-        }
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot list the data files of " + storage.name(), e);
-    }
-    return small;
   }
 
   /**
@@ -194,8 +255,8 @@ public final class StorageCompaction {
    * refresh commits nothing and throws; the next refresh finds it due again.
    */
   public Optional<Compacted> compactIfDue(Table storage) {
-    Optional<String> why = due(storage);
-    if (why.isEmpty()) {
+    Optional<Due> due = dueNow(storage);
+    if (due.isEmpty()) {
       return Optional.empty();
     }
     RewriteDataFiles.Result data =
@@ -204,22 +265,31 @@ public final class StorageCompaction {
             .option(SizeBasedFileRewritePlanner.MIN_FILE_SIZE_BYTES, Long.toString(smallFileBytes(storage)))
             .option(SizeBasedFileRewritePlanner.MIN_INPUT_FILES, "2")
             .option(BinPackRewriteFilePlanner.DELETE_RATIO_THRESHOLD, Double.toString(DELETE_RATIO))
+            // The delete files of the rewritten data files go too.
+            .option(RewriteDataFiles.REMOVE_DANGLING_DELETES, "true")
             .snapshotProperty(SUMMARY_PROPERTY, "data files")
             .execute();
     storage.refresh();
-    RewritePositionDeleteFiles.Result deletes =
-        SparkActions.get(spark)
-            .rewritePositionDeletes(storage)
-            .option(SizeBasedFileRewritePlanner.REWRITE_ALL, "true")
-            .snapshotProperty(SUMMARY_PROPERTY, "delete files")
-            .execute();
-    storage.refresh();
+    int deleteFilesRewritten = data.removedDeleteFilesCount();
+    int deleteFilesAdded = 0;
+    if (due.get().rewriteDeleteFiles()) {
+      RewritePositionDeleteFiles.Result deletes =
+          SparkActions.get(spark)
+              .rewritePositionDeletes(storage)
+              .option(SizeBasedFileRewritePlanner.REWRITE_ALL, "true")
+              .snapshotProperty(SUMMARY_PROPERTY, "delete files")
+              .execute();
+      storage.refresh();
+      deleteFilesRewritten += deletes.rewrittenDeleteFilesCount();
+      deleteFilesAdded = deletes.addedDeleteFilesCount();
+    }
     return Optional.of(
         new Compacted(
             data.rewrittenDataFilesCount(),
             data.addedDataFilesCount(),
-            deletes.rewrittenDeleteFilesCount() + data.removedDeleteFilesCount(),
-            deletes.addedDeleteFilesCount(),
-            why.get()));
+            deleteFilesRewritten,
+            deleteFilesAdded,
+            due.get().why()));
   }
+
 }

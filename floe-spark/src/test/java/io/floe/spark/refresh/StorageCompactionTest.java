@@ -116,19 +116,67 @@ class StorageCompactionTest extends MvTestSupport {
   }
 
   @Test
-  void dueNamesWhatMadeTheCompactionDue() {
-    source(10);
+  void oneDeleteFilePerDataFileIsWhatWritersKeepAndMakesNoCompactionDue() {
+    source(100);
     sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.DELETE_FILES + "' = '1', '"
         + StorageCompaction.SMALL_FILES + "' = '100') AS SELECT id, v FROM src");
+    for (int step = 1; step <= 4; step++) {
+      change(step);
+      assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    }
+    // Four refreshes deleted from the first data file; its one delete file holds them all.
+    assertThat(liveFiles("a__storage", 1)).isPositive();
     assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
-    // An MV's TBLPROPERTIES are its storage table's, so ALTER MATERIALIZED VIEW reaches the compaction.
-    sql("ALTER MATERIALIZED VIEW a SET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false')");
-    change(1);
-    assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    assertThat(compactions("a")).isZero();
+    assertSameRows("SELECT * FROM a", "SELECT id, v FROM src", 104);
+  }
+
+  @Test
+  void severalDeleteFilesPerDataFileAreRewrittenIntoOne() {
+    source(100);
+    // Partition-scoped delete files are not merged by the writer: each refresh adds one that every
+    // data file before it applies. No file is small, so the data files stay as they are.
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false', '"
+        + StorageCompaction.DELETE_FILES + "' = '2', '" + StorageCompaction.SMALL_FILE_BYTES + "' = '1',"
+        + " 'write.delete.granularity' = 'partition') AS SELECT id, v FROM src");
+    for (int step = 1; step <= 3; step++) {
+      change(step);
+      assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    }
+    assertThat(liveFiles("a__storage", 1)).isEqualTo(3);
     assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
     sql("ALTER MATERIALIZED VIEW a UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
+    assertThat(StorageCompaction.due(table("a__storage"))).hasValueSatisfying(why -> assertThat(why)
+        .matches("\\d+ delete files beyond one per data file \\(" + StorageCompaction.DELETE_FILES.replace(".", "\\.") + " = 2\\)"));
+    change(4);
+    assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    assertThat(compactions("a")).isPositive();
+    assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
+    assertThat(describe("a").get("Last Compaction")).endsWith("(delete files)");
+    assertSameRows("SELECT * FROM a", "SELECT id, v FROM src", 104);
+  }
+
+  @Test
+  void aMostlyDeletedDataFileIsRewrittenAndItsDeleteFileGoesWithIt() {
+    source(10);
+    // No file is small here: a small file's deletes are dropped when the small files are packed.
+    sql("CREATE MATERIALIZED VIEW a TBLPROPERTIES ('" + StorageCompaction.ENABLED + "' = 'false', '"
+        + StorageCompaction.SMALL_FILE_BYTES + "' = '1') AS SELECT id, v FROM src");
+    List<String> first = liveDataFilePaths("a__storage");
+    sql("DELETE FROM src WHERE id <= 4");
+    assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
+    // An MV's TBLPROPERTIES are its storage table's, so ALTER MATERIALIZED VIEW reaches the compaction.
+    sql("ALTER MATERIALIZED VIEW a UNSET TBLPROPERTIES ('" + StorageCompaction.ENABLED + "')");
     assertThat(StorageCompaction.due(table("a__storage")))
-        .hasValueSatisfying(why -> assertThat(why).isEqualTo("1 delete files (" + StorageCompaction.DELETE_FILES + " = 1)"));
+        .hasValueSatisfying(why -> assertThat(why).isEqualTo("1 data files with 30% or more of their rows deleted"));
+    sql("INSERT INTO src VALUES (11, 11)");
+    assertThat(refresh("a")).isEqualTo("INCREMENTAL");
+    assertThat(compactions("a")).isPositive();
+    assertThat(liveDataFilePaths("a__storage")).doesNotContainAnyElementsOf(first);
+    assertThat(liveFiles("a__storage", 1)).isZero();
+    assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
+    assertSameRows("SELECT * FROM a", "SELECT id, v FROM src", 7);
   }
 
   @Test
