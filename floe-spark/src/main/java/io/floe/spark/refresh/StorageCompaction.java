@@ -33,11 +33,11 @@ import org.apache.spark.sql.SparkSession;
  * <ul>
  *   <li>{@code rewriteDataFiles}: the small data files ({@link #smallFileBytes}) are packed
  *       together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is rewritten
- *       without them (its delete files go with it); larger files with few deletes are left as they
- *       are, so a compaction costs about the size of what the refreshes wrote, not of the view;
- *   <li>{@code rewritePositionDeletes}, only when data files have several delete files each: all
- *       position delete files are rewritten into one per data file, without the positions of data
- *       files that are gone.
+ *       without them; larger files with few deletes are left as they are, so a compaction costs
+ *       about the size of what the refreshes wrote, not of the view;
+ *   <li>{@code rewritePositionDeletes}, when data files have several delete files each or when
+ *       the data rewrite replaced files of a table with delete files: all position delete files are
+ *       rewritten, without the positions of data files that are gone.
  * </ul>
  *
  * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
@@ -245,6 +245,11 @@ public final class StorageCompaction {
     return Math.min(DEFAULT_SMALL_FILE_BYTES, Math.max(MIN_SMALL_FILE_BYTES, average / 4));
   }
 
+  private static boolean hasDeleteFiles(Table storage) {
+    Snapshot current = storage.currentSnapshot();
+    return current != null && count(current.summary(), SnapshotSummary.TOTAL_DELETE_FILES_PROP) > 0;
+  }
+
   private static long count(Map<String, String> summary, String key) {
     String value = summary == null ? null : summary.get(key);
     return value == null ? 0 : Long.parseLong(value);
@@ -265,14 +270,15 @@ public final class StorageCompaction {
             .option(SizeBasedFileRewritePlanner.MIN_FILE_SIZE_BYTES, Long.toString(smallFileBytes(storage)))
             .option(SizeBasedFileRewritePlanner.MIN_INPUT_FILES, "2")
             .option(BinPackRewriteFilePlanner.DELETE_RATIO_THRESHOLD, Double.toString(DELETE_RATIO))
-            // The delete files of the rewritten data files go too.
-            .option(RewriteDataFiles.REMOVE_DANGLING_DELETES, "true")
             .snapshotProperty(SUMMARY_PROPERTY, "data files")
             .execute();
     storage.refresh();
     int deleteFilesRewritten = data.removedDeleteFilesCount();
     int deleteFilesAdded = 0;
-    if (due.get().rewriteDeleteFiles()) {
+    // Delete files of data files the rewrite replaced may be left behind (a partition's); this
+    // rewrite drops them, in a commit marked as the compaction's.
+    boolean leftBehind = data.rewrittenDataFilesCount() > 0 && hasDeleteFiles(storage);
+    if (due.get().rewriteDeleteFiles() || leftBehind) {
       RewritePositionDeleteFiles.Result deletes =
           SparkActions.get(spark)
               .rewritePositionDeletes(storage)
