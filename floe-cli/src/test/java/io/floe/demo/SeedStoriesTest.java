@@ -6,6 +6,7 @@ import io.floe.cli.output.OutputFormat;
 import io.floe.cli.output.ResultFormatter;
 import io.floe.cli.output.TextRows;
 import io.floe.demo.data.MessyOrdersGenerator;
+import io.floe.spark.SameRows;
 import io.floe.spark.SharedSpark;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -100,8 +101,7 @@ class SeedStoriesTest {
             + "ROUND(total_distance, 6), ROUND(total_tips, 6) FROM ";
     Dataset<Row> expected = spark.sql(rounded + "(" + direct + ")");
     Dataset<Row> actual = spark.sql(rounded + "lake.urbanride.mv_city_daily_metrics");
-    assertThat(actual.exceptAll(expected).count()).isZero();
-    assertThat(expected.exceptAll(actual).count()).isZero();
+    SameRows.assertSameRows("mv_city_daily_metrics", actual, expected);
     Row demoDay =
         spark.sql("SELECT total_trips, total_tips FROM lake.urbanride.mv_city_daily_metrics "
             + "WHERE trip_date = '2024-12-15' AND city = 'Seattle'").first();

@@ -2,13 +2,13 @@ package io.floe.spark.ivm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.spark.SameRows;
 import io.floe.spark.SharedSpark;
 import io.floe.spark.capture.ChangeFeed;
 import java.util.List;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.Spark3Util;
-import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,10 +51,7 @@ class ChangeFeedTest {
   }
 
   private void assertMatches(String mv, String query) {
-    Dataset<Row> actual = spark.sql("SELECT * FROM " + mv);
-    Dataset<Row> expected = spark.sql(query);
-    assertThat(actual.exceptAll(expected).count()).as("rows in %s not in its definition", mv).isZero();
-    assertThat(expected.exceptAll(actual).count()).as("rows of the definition missing in %s", mv).isZero();
+    SameRows.assertSameRows(mv, spark.sql("SELECT * FROM " + mv), spark.sql(query));
   }
 
   private String explainedSource(String mv) {

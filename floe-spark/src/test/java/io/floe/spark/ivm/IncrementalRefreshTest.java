@@ -2,9 +2,9 @@ package io.floe.spark.ivm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.spark.SameRows;
 import io.floe.spark.SharedSpark;
 import java.util.List;
-import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,12 +19,7 @@ class IncrementalRefreshTest {
 
   private void assertMatches(String mv, String query) {
     // Doubles are compared rounded: sums maintained by counters add in another order.
-    Dataset<Row> actual = spark.sql("SELECT * FROM " + mv);
-    Dataset<Row> expected = spark.sql(query);
-    assertThat(actual.exceptAll(expected).count())
-        .as("rows in %s not in its definition: %s vs %s", mv, actual.collectAsList(), expected.collectAsList())
-        .isZero();
-    assertThat(expected.exceptAll(actual).count()).as("rows of the definition missing in %s", mv).isZero();
+    SameRows.assertSameRows(mv, spark.sql("SELECT * FROM " + mv), spark.sql(query));
   }
 
   private Row refresh(String mv) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.spark.EmbeddedLakehouse;
+import io.floe.spark.SameRows;
 import io.floe.spark.SharedSpark;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,12 +57,7 @@ public abstract class MvTestSupport {
    * that they return {@code expectedRows} rows, so the comparison is never vacuous.
    */
   protected void assertSameRows(String actual, String expected, long expectedRows) {
-    assertThat(count("SELECT * FROM (" + actual + ") EXCEPT ALL SELECT * FROM (" + expected + ")"))
-        .as("rows of [%s] not in [%s]", actual, expected)
-        .isZero();
-    assertThat(count("SELECT * FROM (" + expected + ") EXCEPT ALL SELECT * FROM (" + actual + ")"))
-        .as("rows of [%s] not in [%s]", expected, actual)
-        .isZero();
+    SameRows.assertSameRows("[" + actual + "]", spark.sql(actual), spark.sql(expected));
     assertThat(count(actual)).as("rows of [%s]", actual).isEqualTo(expectedRows);
   }
 
