@@ -2,11 +2,14 @@ package io.floe.spark.refresh;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
@@ -14,6 +17,10 @@ import org.apache.iceberg.actions.BinPackRewriteFilePlanner;
 import org.apache.iceberg.actions.RewriteDataFiles;
 import org.apache.iceberg.actions.RewritePositionDeleteFiles;
 import org.apache.iceberg.actions.SizeBasedFileRewritePlanner;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.DeleteLoader;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.encryption.EncryptingFileIO;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
@@ -31,6 +38,9 @@ import org.apache.spark.sql.SparkSession;
  * Floe compacts it with Iceberg's actions:
  *
  * <ul>
+ *   <li>a data file whose every row is deleted is dropped with its delete files, in a commit that
+ *       reads and writes no data: a grouped view whose refresh rewrites all its groups leaves its
+ *       previous file so, and rewriting it would read it whole to write nothing;
  *   <li>{@code rewriteDataFiles}: the small data files ({@link #smallFileBytes}) are packed
  *       together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is rewritten
  *       without them; larger files with few deletes are left as they are, so a compaction costs
@@ -43,10 +53,11 @@ import org.apache.spark.sql.SparkSession;
  * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
  * state and stays fresh, and a view reading this one passes over them. A compaction is due when
  * readers apply {@value #DEFAULT_DELETE_FILES} or more delete files beyond one per data file, when a
- * data file that is not small is mostly deleted, or when there are at least {@value #DEFAULT_SMALL_FILES} small data
- * files ({@link LiveFiles}). One delete file per data file is what Iceberg's writers keep, however
- * many refreshes deleted from it, so it alone never makes a compaction due: rewriting those would
- * write the same files again after every refresh that touches many data files. The storage table's
+ * data file is wholly deleted, when a data file that is not small is mostly deleted, or when there
+ * are at least {@value #DEFAULT_SMALL_FILES} small data files ({@link LiveFiles}). One delete file
+ * per data file is what Iceberg's writers keep, however many refreshes deleted from it, so it alone
+ * never makes a compaction due: rewriting those would write the same files again after every
+ * refresh that touches many data files. The storage table's
  * properties {@value #ENABLED}, {@value #DELETE_FILES}, {@value #SMALL_FILES} and {@value
  * #SMALL_FILE_BYTES} change this.
  */
@@ -75,11 +86,12 @@ public final class StorageCompaction {
   static final double DELETE_RATIO = 0.3;
 
   /** What a compaction did. */
-  public record Compacted(int dataFilesRewritten, int dataFilesAdded, int deleteFilesRewritten, int deleteFilesAdded, String why) {
+  public record Compacted(
+      int dataFilesDropped, int dataFilesRewritten, int dataFilesAdded, int deleteFilesRewritten, int deleteFilesAdded, String why) {
     @Override
     public String toString() {
-      return why + ": rewrote " + dataFilesRewritten + " data files into " + dataFilesAdded + " and "
-          + deleteFilesRewritten + " delete files into " + deleteFilesAdded;
+      return why + ": dropped " + dataFilesDropped + " wholly deleted data files, rewrote " + dataFilesRewritten
+          + " data files into " + dataFilesAdded + " and " + deleteFilesRewritten + " delete files into " + deleteFilesAdded;
     }
   }
 
@@ -112,8 +124,11 @@ public final class StorageCompaction {
     return dueNow(storage).map(Due::why);
   }
 
-  /** Why a compaction is due, and whether the delete files themselves need rewriting. */
-  private record Due(String why, boolean rewriteDeleteFiles) {}
+  /**
+   * Why a compaction is due, whether the delete files themselves need rewriting, and the wholly
+   * deleted data files to drop first, as listed at snapshot {@code listedAt}.
+   */
+  private record Due(String why, boolean rewriteDeleteFiles, List<FileScanTask> whollyDeleted, long listedAt) {}
 
   /**
    * Reads the summary first: a table without delete files and with fewer data files than {@value
@@ -136,19 +151,24 @@ public final class StorageCompaction {
     }
     long smallBytes = smallFileBytes(storage);
     LiveFiles live = LiveFiles.of(storage, current, smallBytes);
+    List<FileScanTask> dropped = live.whollyDeleted();
     if (live.extraDeleteFiles() >= deleteLimit) {
       return Optional.of(new Due(
           live.extraDeleteFiles() + " delete files beyond one per data file (" + DELETE_FILES + " = " + deleteLimit + ")",
-          true));
+          true, dropped, current.snapshotId()));
+    }
+    if (!dropped.isEmpty()) {
+      return Optional.of(new Due(dropped.size() + " data files with all their rows deleted", false, dropped, current.snapshotId()));
     }
     if (live.mostlyDeleted() > 0) {
       return Optional.of(new Due(
           live.mostlyDeleted() + " data files with " + Math.round(DELETE_RATIO * 100) + "% or more of their rows deleted",
-          false));
+          false, dropped, current.snapshotId()));
     }
     if (live.small() >= smallLimit) {
       return Optional.of(new Due(
-          live.small() + " data files under " + smallBytes + " bytes (" + SMALL_FILES + " = " + smallLimit + ")", false));
+          live.small() + " data files under " + smallBytes + " bytes (" + SMALL_FILES + " = " + smallLimit + ")", false,
+          dropped, current.snapshotId()));
     }
     return Optional.empty();
   }
@@ -167,13 +187,17 @@ public final class StorageCompaction {
    * @param extraDeleteFiles delete files a reader applies beyond one per data file
    * @param mostlyDeleted data files that are not small with {@value #DELETE_RATIO} or more of their
    *     rows deleted by delete files scoped to them alone (others do not tell how many rows of the
-   *     file they delete)
+   *     file they delete), and not wholly deleted
+   * @param whollyDeleted data files whose every row their delete files, scoped to them alone,
+   *     delete: such a file and its delete files change no row of the table, with or without them
    */
-  private record LiveFiles(long small, long extraDeleteFiles, long mostlyDeleted) {
+  private record LiveFiles(long small, long extraDeleteFiles, long mostlyDeleted, List<FileScanTask> whollyDeleted) {
     static LiveFiles of(Table storage, Snapshot snapshot, long smallBytes) {
       long small = 0;
       long extra = 0;
       long mostlyDeleted = 0;
+      List<FileScanTask> whollyDeleted = new ArrayList<>();
+      DeleteLoader loader = null;
       try (CloseableIterable<FileScanTask> tasks =
           storage.newScan().useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
         for (FileScanTask task : tasks) {
@@ -187,6 +211,19 @@ public final class StorageCompaction {
             scoped &= delete.content() == FileContent.POSITION_DELETES && ContentFileUtil.isFileScoped(delete);
             deletedRows += delete.recordCount();
           }
+          if (scoped && deletedRows >= task.file().recordCount()) {
+            // The delete files' record counts may count a position twice (several files deleting
+            // from it); their positions tell.
+            if (loader == null) {
+              EncryptingFileIO io = EncryptingFileIO.combine(storage.io(), storage.encryption());
+              loader = new BaseDeleteLoader(io::newInputFile);
+            }
+            PositionDeleteIndex positions = loader.loadPositionDeletes(task.deletes(), task.file().location());
+            if (positions.cardinality() >= task.file().recordCount()) {
+              whollyDeleted.add(task);
+              continue;
+            }
+          }
           // A small file's deletes go when the small files are packed; one that is not small
           // costs every reader its deleted rows.
           if (scoped && task.file().fileSizeInBytes() >= smallBytes && deletedRows >= DELETE_RATIO * task.file().recordCount()) {
@@ -196,7 +233,7 @@ public final class StorageCompaction {
       } catch (IOException e) {
         throw new UncheckedIOException("Cannot list the live files of " + storage.name(), e);
       }
-      return new LiveFiles(small, extra, mostlyDeleted);
+      return new LiveFiles(small, extra, mostlyDeleted, whollyDeleted);
     }
   }
 
@@ -264,6 +301,17 @@ public final class StorageCompaction {
     if (due.isEmpty()) {
       return Optional.empty();
     }
+    String why = due.get().why();
+    int dropped = due.get().whollyDeleted().size();
+    if (dropped > 0) {
+      drop(storage, due.get().whollyDeleted(), due.get().listedAt());
+      storage.refresh();
+      due = dueNow(storage);
+      if (due.isEmpty()) {
+        return Optional.of(new Compacted(dropped, 0, 0, 0, 0, why));
+      }
+      why = why + "; then " + due.get().why();
+    }
     RewriteDataFiles.Result data =
         SparkActions.get(spark)
             .rewriteDataFiles(storage)
@@ -291,11 +339,27 @@ public final class StorageCompaction {
     }
     return Optional.of(
         new Compacted(
+            dropped,
             data.rewrittenDataFilesCount(),
             data.addedDataFilesCount(),
             deleteFilesRewritten,
             deleteFilesAdded,
-            due.get().why()));
+            why));
+  }
+
+  /**
+   * Drops data files whose rows are all deleted, with their delete files, in one {@code replace}
+   * commit marked as a compaction's. It reads and writes no data file. It fails, committing nothing,
+   * when a commit since {@code listedAt}, the snapshot they were listed at, removed them or added
+   * deletes for them.
+   */
+  private static void drop(Table storage, List<FileScanTask> whollyDeleted, long listedAt) {
+    RewriteFiles rewrite = storage.newRewrite().validateFromSnapshot(listedAt);
+    for (FileScanTask task : whollyDeleted) {
+      rewrite.deleteFile(task.file());
+      task.deletes().forEach(rewrite::deleteFile);
+    }
+    rewrite.set(SUMMARY_PROPERTY, "wholly deleted data files").commit();
   }
 
 }

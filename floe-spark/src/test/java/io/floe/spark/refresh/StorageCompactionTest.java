@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.spark.mv.MvTestSupport;
 import java.util.List;
+import java.util.Map;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
@@ -177,6 +178,36 @@ class StorageCompactionTest extends MvTestSupport {
     assertThat(liveFiles("a__storage", 1)).isZero();
     assertThat(StorageCompaction.due(table("a__storage"))).isEmpty();
     assertSameRows("SELECT * FROM a", "SELECT id, v FROM src", 7);
+  }
+
+  @Test
+  void aDataFileWhoseRowsAreAllDeletedIsDroppedWithoutReadingOrWritingData() {
+    source(10);
+    // No file is small here, so only the wholly deleted file can make a compaction due.
+    sql("CREATE MATERIALIZED VIEW g TBLPROPERTIES ('" + StorageCompaction.SMALL_FILE_BYTES + "' = '1')"
+        + " AS SELECT v % 2 AS parity, COUNT(*) AS n, SUM(id) AS total FROM src GROUP BY v % 2");
+    sql("CREATE MATERIALIZED VIEW r AS SELECT parity, n FROM g WHERE n > 5");
+    List<String> first = liveDataFilePaths("g__storage");
+    // Both groups change: the refresh rewrites both stored rows, and the file that held them keeps none.
+    sql("INSERT INTO src VALUES (11, 11), (12, 12)");
+    assertThat(refresh("g")).isEqualTo("INCREMENTAL");
+
+    assertThat(compactions("g")).isEqualTo(1);
+    Map<String, String> summary = table("g__storage").currentSnapshot().summary();
+    assertThat(summary)
+        .containsEntry(StorageCompaction.SUMMARY_PROPERTY, "wholly deleted data files")
+        .containsEntry("deleted-data-files", "1")
+        .doesNotContainKey("added-data-files")
+        .doesNotContainKey("added-delete-files");
+    assertThat(table("g__storage").currentSnapshot().operation()).isEqualTo("replace");
+    assertThat(liveDataFilePaths("g__storage")).hasSize(1).doesNotContainAnyElementsOf(first);
+    assertThat(liveFiles("g__storage", 1)).isZero();
+    assertThat(StorageCompaction.due(table("g__storage"))).isEmpty();
+    assertThat(describe("g").get("Last Compaction")).endsWith("(wholly deleted data files)");
+    assertSameRows("SELECT * FROM g", "SELECT v % 2, COUNT(*), SUM(id) FROM src GROUP BY v % 2", 2);
+    // The dropped file changed no row: the view reading g follows it incrementally.
+    assertThat(refresh("r")).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM r", "SELECT v % 2, COUNT(*) FROM src GROUP BY v % 2 HAVING COUNT(*) > 5", 2);
   }
 
   @Test
