@@ -38,9 +38,10 @@ import org.apache.spark.sql.SparkSession;
  * Floe compacts it with Iceberg's actions:
  *
  * <ul>
- *   <li>a data file whose every row is deleted is dropped with its delete files, in a commit that
- *       reads and writes no data: a grouped view whose refresh rewrites all its groups leaves its
- *       previous file so, and rewriting it would read it whole to write nothing;
+ *   <li>a data file that is not small and whose every row is deleted is dropped with its delete
+ *       files, in a commit that reads and writes no data: a grouped view whose refresh rewrites all
+ *       its groups leaves its previous file so, and rewriting it would read it whole to write
+ *       nothing (small ones go when the small files are packed);
  *   <li>{@code rewriteDataFiles}: the small data files ({@link #smallFileBytes}) are packed
  *       together, and a file whose rows are deleted for {@value #DELETE_RATIO} or more is rewritten
  *       without them; larger files with few deletes are left as they are, so a compaction costs
@@ -53,7 +54,7 @@ import org.apache.spark.sql.SparkSession;
  * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
  * state and stays fresh, and a view reading this one passes over them. A compaction is due when
  * readers apply {@value #DEFAULT_DELETE_FILES} or more delete files beyond one per data file, when a
- * data file is wholly deleted, when a data file that is not small is mostly deleted, or when there
+ * data file that is not small is wholly or mostly deleted, or when there
  * are at least {@value #DEFAULT_SMALL_FILES} small data files ({@link LiveFiles}). One delete file
  * per data file is what Iceberg's writers keep, however many refreshes deleted from it, so it alone
  * never makes a compaction due: rewriting those would write the same files again after every
@@ -158,7 +159,8 @@ public final class StorageCompaction {
           true, dropped, current.snapshotId()));
     }
     if (!dropped.isEmpty()) {
-      return Optional.of(new Due(dropped.size() + " data files with all their rows deleted", false, dropped, current.snapshotId()));
+      return Optional.of(new Due(
+          dropped.size() + " data files with all their rows deleted", false, dropped, current.snapshotId()));
     }
     if (live.mostlyDeleted() > 0) {
       return Optional.of(new Due(
@@ -188,8 +190,9 @@ public final class StorageCompaction {
    * @param mostlyDeleted data files that are not small with {@value #DELETE_RATIO} or more of their
    *     rows deleted by delete files scoped to them alone (others do not tell how many rows of the
    *     file they delete), and not wholly deleted
-   * @param whollyDeleted data files whose every row their delete files, scoped to them alone,
-   *     delete: such a file and its delete files change no row of the table, with or without them
+   * @param whollyDeleted data files that are not small whose every row their delete files, scoped
+   *     to them alone, delete: such a file and its delete files change no row of the table, with or
+   *     without them
    */
   private record LiveFiles(long small, long extraDeleteFiles, long mostlyDeleted, List<FileScanTask> whollyDeleted) {
     static LiveFiles of(Table storage, Snapshot snapshot, long smallBytes) {
@@ -211,7 +214,8 @@ public final class StorageCompaction {
             scoped &= delete.content() == FileContent.POSITION_DELETES && ContentFileUtil.isFileScoped(delete);
             deletedRows += delete.recordCount();
           }
-          if (scoped && deletedRows >= task.file().recordCount()) {
+          boolean notSmall = task.file().fileSizeInBytes() >= smallBytes;
+          if (scoped && notSmall && deletedRows >= task.file().recordCount()) {
             // The delete files' record counts may count a position twice (several files deleting
             // from it); their positions tell.
             if (loader == null) {
@@ -224,9 +228,9 @@ public final class StorageCompaction {
               continue;
             }
           }
-          // A small file's deletes go when the small files are packed; one that is not small
-          // costs every reader its deleted rows.
-          if (scoped && task.file().fileSizeInBytes() >= smallBytes && deletedRows >= DELETE_RATIO * task.file().recordCount()) {
+          // A small file's deletes go when the small files are packed (a wholly deleted one costs
+          // the packing nothing to write); one that is not small costs every reader its deleted rows.
+          if (scoped && notSmall && deletedRows >= DELETE_RATIO * task.file().recordCount()) {
             mostlyDeleted++;
           }
         }
