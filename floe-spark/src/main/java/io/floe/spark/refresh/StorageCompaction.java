@@ -51,16 +51,15 @@ import org.apache.spark.sql.SparkSession;
  *       rewritten, without the positions of data files that are gone.
  * </ul>
  *
- * Both commit {@code replace} snapshots, which change files, not rows: the view keeps its refresh
- * state and stays fresh, and a view reading this one passes over them. A compaction is due when
- * readers apply {@value #DEFAULT_DELETE_FILES} or more delete files beyond one per data file, when a
- * data file that is not small is wholly or mostly deleted, or when there
- * are at least {@value #DEFAULT_SMALL_FILES} small data files ({@link LiveFiles}). One delete file
- * per data file is what Iceberg's writers keep, however many refreshes deleted from it, so it alone
- * never makes a compaction due: rewriting those would write the same files again after every
- * refresh that touches many data files. The storage table's
- * properties {@value #ENABLED}, {@value #DELETE_FILES}, {@value #SMALL_FILES} and {@value
- * #SMALL_FILE_BYTES} change this.
+ * Each step commits a {@code replace} snapshot, which changes files, not rows: the view keeps its
+ * refresh state and stays fresh, and a view reading this one passes over them. A compaction is due
+ * when readers apply {@value #DEFAULT_DELETE_FILES} or more delete files beyond one per data file,
+ * when a data file that is not small is wholly or mostly deleted, or when there are at least
+ * {@value #DEFAULT_SMALL_FILES} small data files ({@link LiveFiles}). One delete file per data file
+ * is what Iceberg's writers keep, however many refreshes deleted from it, so it alone never makes a
+ * compaction due: rewriting those would write the same files again after every refresh that touches
+ * many data files. The storage table's properties {@value #ENABLED}, {@value #DELETE_FILES},
+ * {@value #SMALL_FILES} and {@value #SMALL_FILE_BYTES} change this.
  */
 public final class StorageCompaction {
   /** Storage table property: {@code false} turns automatic compaction off. */
