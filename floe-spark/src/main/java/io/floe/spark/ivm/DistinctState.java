@@ -13,6 +13,7 @@ import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -108,21 +109,41 @@ public final class DistinctState {
   }
 
   /**
-   * The {@code groups} a change touches (their key rows) with the new map of {@code column}: each
-   * group's stored map in {@code stored}, plus the rows the change inserts, minus those it deletes,
-   * value by value, without the values whose count is no longer positive.
+   * The {@code affected} groups, each with its stored value maps of {@code columns} from {@code
+   * stored} (the stored rows of those groups); a group not stored yet gets empty maps. The stored rows
+   * are kept where they are, in the partitions of {@code stored}, and only their keys are looked up
+   * by the groups that are new: the maps, nearly all of a refresh's data, are then merged by as many
+   * tasks as {@code stored} has partitions, never shipped whole to each task.
+   */
+  static Dataset<Row> withStoredMaps(
+      Dataset<Row> affected, Dataset<Row> stored, List<String> keys, Collection<DefinitionShape.DistinctColumn> columns) {
+    List<Column> kept = new ArrayList<>(List.of(StorageLayout.columns(keys)));
+    List<Column> empty = new ArrayList<>(List.of(StorageLayout.columns(keys)));
+    for (DefinitionShape.DistinctColumn column : columns) {
+      String state = column.stateColumn();
+      kept.add(col(StorageLayout.quote(state)));
+      empty.add(map().cast(stored.schema().apply(state).dataType()).as(state));
+    }
+    Dataset<Row> storedKeys = stored.select(StorageLayout.columns(keys));
+    Column condition = lit(true);
+    for (String key : keys) {
+      condition = condition.and(affected.col(StorageLayout.quote(key)).eqNullSafe(storedKeys.col(StorageLayout.quote(key))));
+    }
+    Dataset<Row> fresh = affected.join(storedKeys, condition, "left_anti").select(empty.toArray(new Column[0]));
+    return stored.select(kept.toArray(new Column[0])).unionByName(fresh);
+  }
+
+  /**
+   * The {@code groups} a change touches, which carry their stored map of {@code column} ({@link
+   * #withStoredMaps}), with the new map: the stored one plus the rows the change inserts, minus
+   * those it deletes, value by value, without the values whose count is no longer positive.
    *
    * <p>The change is small, so it is summed into one small map per group; that map is merged into the
    * stored one row by row ({@code map_zip_with}, which pairs the keys by hash). The stored maps are
    * never exploded or shuffled, so the cost is one pass over the entries of the touched groups.
    */
   static Dataset<Row> maintained(
-      Dataset<Row> groups,
-      Dataset<Row> stored,
-      Dataset<Row> inserted,
-      Dataset<Row> deleted,
-      List<String> keys,
-      DefinitionShape.DistinctColumn column) {
+      Dataset<Row> groups, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, DefinitionShape.DistinctColumn column) {
     String state = column.stateColumn();
     List<String> grouping = new ArrayList<>(keys);
     grouping.add(VALUE);
@@ -132,15 +153,7 @@ public final class DistinctState {
             .groupBy(StorageLayout.columns(grouping))
             .agg(sum(col(ROWS)).as(ROWS))
             .filter(col(ROWS).notEqual(0));
-    List<Column> storedMaps = new ArrayList<>(List.of(StorageLayout.columns(keys)));
-    storedMaps.add(col(StorageLayout.quote(state)));
-    Dataset<Row> both =
-        attach(
-            attach(groups, stored.select(storedMaps.toArray(new Column[0])), keys, state, column),
-            maps(net, keys, CHANGE),
-            keys,
-            CHANGE,
-            column);
+    Dataset<Row> both = attach(groups, maps(net, keys, CHANGE), keys, CHANGE, column);
     // A count that is no longer positive becomes NULL and is filtered out. The map's values stay
     // nullable, as in the storage schema, so the plan's type does not change when it is optimized.
     Column merged =

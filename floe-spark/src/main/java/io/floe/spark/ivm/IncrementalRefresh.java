@@ -32,6 +32,7 @@ import io.floe.spark.refresh.Source;
 import io.floe.spark.refresh.SourcePinning;
 import io.floe.spark.refresh.StorageWriteGuard;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -660,15 +661,19 @@ public final class IncrementalRefresh {
     }
 
     Dataset<Row> stored = storedGroups(mv, readSnapshot, affected, keys);
-    if (!distinct.isEmpty()) {
-      stored = stored.localCheckpoint(true);
-    }
     Dataset<Row> k = affected;
+    if (!distinct.isEmpty()) {
+      // The value maps of the touched groups are most of the work. The storage holds few, large
+      // rows, often in one file read by one task: spread them over the cores before merging.
+      stored = stored.repartition(spark.sparkContext().defaultParallelism()).localCheckpoint(true);
+      k = DistinctState.withStoredMaps(affected, stored, keys, distinct.keySet());
+    }
     for (Map.Entry<DefinitionShape.DistinctColumn, Terms> entry : distinct.entrySet()) {
-      k = DistinctState.maintained(k, stored, entry.getValue().inserted(), entry.getValue().deleted(), keys, entry.getKey());
+      k = DistinctState.maintained(k, entry.getValue().inserted(), entry.getValue().deleted(), keys, entry.getKey());
     }
     k = prefixed(k, "k_");
-    Dataset<Row> o = prefixed(stored, "o_");
+    // The stored plain columns, joined to the groups by key: small, without the maps.
+    Dataset<Row> o = prefixed(withoutDistinctState(stored), "o_");
     // Several changed sources give several partial rows per group: add them up first.
     Dataset<Row> in = prefixed(collapse(terms.inserted(), keys, mv, shape), "i_");
     Dataset<Row> out = prefixed(collapse(terms.deleted(), keys, mv, shape), "d_");
@@ -732,6 +737,10 @@ public final class IncrementalRefresh {
     return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
         .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
         .localCheckpoint(true);
+  }
+
+  private static Dataset<Row> withoutDistinctState(Dataset<Row> rows) {
+    return rows.drop(Arrays.stream(rows.columns()).filter(StorageLayout::isDistinctState).toArray(String[]::new));
   }
 
   /** The stored rows of the {@code affected} groups, at the storage snapshot the refresh started from. */
