@@ -12,10 +12,7 @@ import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionSpecParser;
 import org.apache.iceberg.SchemaParser;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.BaseDeleteLoader;
-import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
-import org.apache.iceberg.encryption.EncryptingFileIO;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.expressions.ResidualEvaluator;
 import org.apache.spark.sql.Column;
@@ -78,16 +75,15 @@ final class PositionCapture {
     if (changed.isEmpty()) {
       return new PositionCapture(files, positions, wholeFile);
     }
-    EncryptingFileIO io = EncryptingFileIO.combine(table.io(), table.encryption());
-    DeleteLoader loader = new BaseDeleteLoader(io::newInputFile);
+    DeletedPositions deleted = DeletedPositions.of(table);
     for (TouchedFiles.DeletesChanged pair : changed) {
       if (!onlyPositionDeletes(pair.atFrom()) || !onlyPositionDeletes(pair.atTo())) {
         wholeFile.add(pair);
         continue;
       }
       String location = pair.atTo().file().location();
-      PositionDeleteIndex before = deletedPositions(loader, pair.atFrom(), location);
-      PositionDeleteIndex after = deletedPositions(loader, pair.atTo(), location);
+      PositionDeleteIndex before = deleted.in(pair.atFrom());
+      PositionDeleteIndex after = deleted.in(pair.atTo());
       List<Row> added = new ArrayList<>();
       boolean[] undeleted = {false};
       before.forEach(position -> undeleted[0] |= !after.isDeleted(position));
@@ -175,13 +171,6 @@ final class PositionCapture {
       }
     }
     return true;
-  }
-
-  private static PositionDeleteIndex deletedPositions(DeleteLoader loader, FileScanTask task, String location) {
-    if (task.deletes().isEmpty()) {
-      return PositionDeleteIndex.empty();
-    }
-    return loader.loadPositionDeletes(task.deletes(), location);
   }
 
   /** The task as planned at the newer snapshot (its schema and spec), without its delete files. */

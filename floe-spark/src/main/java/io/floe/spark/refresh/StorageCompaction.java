@@ -1,5 +1,6 @@
 package io.floe.spark.refresh;
 
+import io.floe.spark.capture.DeletedPositions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -17,10 +18,6 @@ import org.apache.iceberg.actions.BinPackRewriteFilePlanner;
 import org.apache.iceberg.actions.RewriteDataFiles;
 import org.apache.iceberg.actions.RewritePositionDeleteFiles;
 import org.apache.iceberg.actions.SizeBasedFileRewritePlanner;
-import org.apache.iceberg.data.BaseDeleteLoader;
-import org.apache.iceberg.data.DeleteLoader;
-import org.apache.iceberg.deletes.PositionDeleteIndex;
-import org.apache.iceberg.encryption.EncryptingFileIO;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
@@ -199,7 +196,7 @@ public final class StorageCompaction {
       long extra = 0;
       long mostlyDeleted = 0;
       List<FileScanTask> whollyDeleted = new ArrayList<>();
-      DeleteLoader loader = null;
+      DeletedPositions deleted = DeletedPositions.of(storage);
       try (CloseableIterable<FileScanTask> tasks =
           storage.newScan().useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
         for (FileScanTask task : tasks) {
@@ -217,12 +214,7 @@ public final class StorageCompaction {
           if (scoped && notSmall && deletedRows >= task.file().recordCount()) {
             // The delete files' record counts may count a position twice (several files deleting
             // from it); their positions tell.
-            if (loader == null) {
-              EncryptingFileIO io = EncryptingFileIO.combine(storage.io(), storage.encryption());
-              loader = new BaseDeleteLoader(io::newInputFile);
-            }
-            PositionDeleteIndex positions = loader.loadPositionDeletes(task.deletes(), task.file().location());
-            if (positions.cardinality() >= task.file().recordCount()) {
+            if (deleted.in(task).cardinality() >= task.file().recordCount()) {
               whollyDeleted.add(task);
               continue;
             }

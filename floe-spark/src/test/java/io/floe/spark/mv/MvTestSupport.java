@@ -57,7 +57,8 @@ public abstract class MvTestSupport {
    * that they return {@code expectedRows} rows, so the comparison is never vacuous.
    */
   protected void assertSameRows(String actual, String expected, long expectedRows) {
-    SameRows.assertSameRows("[" + actual + "]", spark.sql(actual), spark.sql(expected));
+    // The "view" the failure names is the compared query, with the query it should equal.
+    SameRows.assertSameRows("[" + actual + "] (expected [" + expected + "])", spark.sql(actual), spark.sql(expected));
     assertThat(count(actual)).as("rows of [%s]", actual).isEqualTo(expectedRows);
   }
 
