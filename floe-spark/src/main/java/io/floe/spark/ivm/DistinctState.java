@@ -139,8 +139,9 @@ public final class DistinctState {
    * those it deletes, value by value, without the values whose count is no longer positive.
    *
    * <p>The change is small, so it is summed into one small map per group; that map is merged into the
-   * stored one row by row ({@code map_zip_with}, which pairs the keys by hash). The stored maps are
-   * never exploded or shuffled, so the cost is one pass over the entries of the touched groups.
+   * stored one row by row ({@code map_zip_with}, which pairs the keys by hash), in the task that holds
+   * the stored row. The stored maps are never exploded, so the cost is one pass over the entries of
+   * the touched groups.
    */
   static Dataset<Row> maintained(
       Dataset<Row> groups, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, DefinitionShape.DistinctColumn column) {
