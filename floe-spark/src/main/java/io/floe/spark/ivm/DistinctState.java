@@ -125,11 +125,10 @@ public final class DistinctState {
       empty.add(map().cast(stored.schema().apply(state).dataType()).as(state));
     }
     Dataset<Row> storedKeys = stored.select(StorageLayout.columns(keys));
-    Column condition = lit(true);
-    for (String key : keys) {
-      condition = condition.and(affected.col(StorageLayout.quote(key)).eqNullSafe(storedKeys.col(StorageLayout.quote(key))));
-    }
-    Dataset<Row> fresh = affected.join(storedKeys, condition, "left_anti").select(empty.toArray(new Column[0]));
+    Dataset<Row> fresh =
+        affected
+            .join(storedKeys, IncrementalRefresh.joinCondition(affected, storedKeys, keys), "left_anti")
+            .select(empty.toArray(new Column[0]));
     return stored.select(kept.toArray(new Column[0])).unionByName(fresh);
   }
 

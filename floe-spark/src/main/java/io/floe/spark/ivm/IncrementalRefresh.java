@@ -938,7 +938,8 @@ public final class IncrementalRefresh {
     return condition;
   }
 
-  private static Column joinCondition(Dataset<Row> left, Dataset<Row> right, List<String> keys) {
+  /** {@code left} and {@code right} rows have the same {@code keys}, NULL matching NULL. */
+  static Column joinCondition(Dataset<Row> left, Dataset<Row> right, List<String> keys) {
     Column condition = lit(true);
     for (String key : keys) {
       condition = condition.and(left.col(StorageLayout.quote(key)).eqNullSafe(right.col(StorageLayout.quote(key))));
