@@ -15,17 +15,21 @@ import org.apache.iceberg.types.Types;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
+import org.apache.spark.sql.catalyst.optimizer.InlineCTE;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.Distinct;
+import org.apache.spark.sql.catalyst.plans.logical.Except;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.Generate;
 import org.apache.spark.sql.catalyst.plans.logical.GlobalLimit;
+import org.apache.spark.sql.catalyst.plans.logical.Intersect;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LocalLimit;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
 import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.iceberg.spark.source.SparkTable;
@@ -40,33 +44,44 @@ import org.apache.iceberg.spark.source.SparkTable;
 public final class SourceColumns {
   /**
    * The operators through which the columns a plan needs of a table are those some operator
-   * references, those the plan outputs and those DISTINCT compares: each of them either names what
-   * it reads in its expressions or passes its input's columns on unchanged. Operators that consume
-   * whole rows by position (UNION, INTERSECT, EXCEPT) or hide where a column goes (CTEs, views,
-   * subqueries) are not among them.
+   * references, those the plan outputs and those a {@linkplain #WHOLE_ROWS whole-row operator} takes
+   * in: each of them either names what it reads in its expressions or passes its input's columns
+   * on unchanged. Common table expressions are inlined first, so that a column read through one is
+   * traced like any other. Operators that hide where a column goes (subqueries, recursive CTEs) are
+   * not among them.
    */
   private static final Set<Class<?>> TRACEABLE =
       Set.of(
           Project.class, Filter.class, Aggregate.class, Join.class, SubqueryAlias.class, DataSourceV2Relation.class,
-          Sort.class, GlobalLimit.class, LocalLimit.class, Window.class, Distinct.class, Generate.class);
+          Sort.class, GlobalLimit.class, LocalLimit.class, Window.class, Distinct.class, Generate.class, Union.class,
+          Intersect.class, Except.class);
+
+  /**
+   * The operators that compare or pass on whole rows of their inputs, by position, without naming
+   * a column: every column of every input is needed. UNION passes a later input's columns on under
+   * the first input's names, so they are never referenced by name above it.
+   */
+  private static final Set<Class<?>> WHOLE_ROWS = Set.of(Distinct.class, Union.class, Intersect.class, Except.class);
 
   private final Map<String, Set<String>> byTable;
-  private final Optional<Map<String, Set<String>>> needed;
+  private final boolean traceable;
 
-  private SourceColumns(Map<String, Set<String>> byTable, Optional<Map<String, Set<String>>> needed) {
+  private SourceColumns(Map<String, Set<String>> byTable, boolean traceable) {
     this.byTable = byTable;
-    this.needed = needed;
+    this.traceable = traceable;
   }
 
   /**
    * The columns {@code analyzed} (an analyzed definition) reads of each Iceberg table, by table
-   * UUID, lower case: every column of the table that some operator of the plan references.
+   * UUID, lower case: every column of the table that the plan outputs, that some operator of it
+   * references, or that a {@linkplain #WHOLE_ROWS whole-row operator} takes in.
    */
   public static SourceColumns of(LogicalPlan analyzed) {
+    LogicalPlan plan = new InlineCTE(true, false).apply(analyzed);
     Map<ExprId, String[]> columns = new HashMap<>();
     Map<String, Set<String>> byTable = new HashMap<>();
     boolean[] traceable = {true};
-    analyzed.foreach(node -> {
+    plan.foreach(node -> {
       if (node instanceof DataSourceV2Relation relation && relation.table() instanceof SparkTable table) {
         String uuid = table.table().uuid().toString();
         byTable.computeIfAbsent(uuid, k -> new TreeSet<>());
@@ -77,24 +92,17 @@ public final class SourceColumns {
       traceable[0] &= TRACEABLE.contains(node.getClass()) && !node.expressions().exists(SubqueryExpression::hasSubquery);
       return scala.runtime.BoxedUnit.UNIT;
     });
-    analyzed.foreach(node -> {
+    addAll(byTable, columns, plan.output());
+    plan.foreach(node -> {
       addAll(byTable, columns, node.references().toSeq());
+      if (WHOLE_ROWS.contains(node.getClass())) {
+        for (LogicalPlan input : Scala.list(node.children())) {
+          addAll(byTable, columns, input.output());
+        }
+      }
       return scala.runtime.BoxedUnit.UNIT;
     });
-    Optional<Map<String, Set<String>>> needed = Optional.empty();
-    if (traceable[0]) {
-      Map<String, Set<String>> rows = new HashMap<>();
-      byTable.forEach((table, read) -> rows.put(table, new TreeSet<>(read)));
-      addAll(rows, columns, analyzed.output());
-      analyzed.foreach(node -> {
-        if (node instanceof Distinct distinct) {
-          addAll(rows, columns, distinct.child().output());
-        }
-        return scala.runtime.BoxedUnit.UNIT;
-      });
-      needed = Optional.of(rows);
-    }
-    return new SourceColumns(byTable, needed);
+    return new SourceColumns(byTable, traceable[0]);
   }
 
   private static void addAll(
@@ -115,7 +123,9 @@ public final class SourceColumns {
    * through an operator that is not {@linkplain #TRACEABLE traceable}.
    */
   public Optional<Set<String>> rowsDependOn(Table table) {
-    return needed.map(n -> n.get(table.uuid().toString())).map(java.util.Collections::unmodifiableSet);
+    return traceable
+        ? Optional.ofNullable(byTable.get(table.uuid().toString())).map(java.util.Collections::unmodifiableSet)
+        : Optional.empty();
   }
 
   /**
