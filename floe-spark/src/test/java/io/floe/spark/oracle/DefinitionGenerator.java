@@ -196,6 +196,13 @@ final class DefinitionGenerator {
                     + " GROUP BY a.k1",
                 List.of("t1", "t2"));
       case 1:
+        if (random.nextInt(3) == 0) {
+          // Through a common table expression, every column of both tables.
+          return new OracleDefinition(
+              OracleShape.UNION_ALL,
+              "WITH kept AS (SELECT * FROM {t1}" + optionalWhere(2) + ") SELECT * FROM kept UNION ALL SELECT * FROM {t2}",
+              List.of("t1", "t2"));
+        }
         return random.nextBoolean()
             ? new OracleDefinition(
                 OracleShape.UNION_ALL,
@@ -216,10 +223,13 @@ final class DefinitionGenerator {
         return window(t, one);
       case 4:
         String[] havings = {"COUNT(*) > 2", "SUM(v) IS NOT NULL", "MAX(s) >= 'x'"};
+        String having = " GROUP BY k1 HAVING " + havings[random.nextInt(havings.length)];
         return new OracleDefinition(
             OracleShape.HAVING,
-            "SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + optionalWhere(3)
-                + " GROUP BY k1 HAVING " + havings[random.nextInt(havings.length)],
+            random.nextBoolean()
+                ? "SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + optionalWhere(3) + having
+                : "WITH picked AS (SELECT k1, v, s FROM " + t + optionalWhere(3) + ")"
+                    + " SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum FROM picked" + having,
             one);
       case 5:
         return random.nextBoolean()

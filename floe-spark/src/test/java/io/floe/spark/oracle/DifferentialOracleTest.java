@@ -44,8 +44,10 @@ import org.junit.jupiter.api.TestFactory;
  * merge-on-read, now and then partitioned, and four views: a linear one (filters, projections,
  * CAST, CASE, arithmetic, string and date functions, generators), an aggregate one (GROUP BY one
  * or two keys or key expressions, COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), a WHERE) and two
- * rotating ones (two of: inner join, UNION ALL of two tables or of one table twice, DISTINCT,
- * window functions with or without a selected PARTITION BY, HAVING, LEFT/RIGHT/FULL outer join
+ * rotating ones (two of: inner join, UNION ALL of two tables (now and then through a common table
+ * expression) or of one table twice, DISTINCT,
+ * window functions with or without a selected PARTITION BY, HAVING (now and then over a common
+ * table expression), LEFT/RIGHT/FULL outer join
  * with or without a selected equi-join key, global aggregate, subquery, GROUP BY with an
  * unselected key;
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
