@@ -331,6 +331,34 @@ public final class RefreshExecutor {
   }
 
   /**
+   * Which columns of a source table its change is read in: those the definition depends on (its
+   * first column alone when it depends on none, to count rows), or every column when the plan does
+   * not show which. An upstream MV's change is read with its hidden columns, so nothing is said.
+   */
+  private static String columnsRead(Source source, io.floe.spark.ivm.SourceColumns readColumns) {
+    if (source.materializedView().isPresent()) {
+      return "";
+    }
+    int total = source.table().schema().columns().size();
+    return readColumns.rowsDependOn(source.table())
+        .map(columns -> {
+          if (columns.isEmpty()) {
+            return ", in its first column alone (the view reads none; rows are counted)";
+          }
+          if (columns.size() >= total) {
+            return ", in all its " + total + " columns";
+          }
+          String named = columns.size() <= NAMED_COLUMNS ? " (" + String.join(", ", columns) + ")" : "";
+          return ", in " + columns.size() + " of its " + total + " columns" + named;
+        })
+        .orElse(", in all its " + total + " columns (the definition reads it through a subquery or an operator whose"
+            + " columns are not traced)");
+  }
+
+  /** Up to how many read columns {@link #columnsRead} names. */
+  private static final int NAMED_COLUMNS = 8;
+
+  /**
    * What a refresh of {@code mv} would do now, without doing it: the definition's shape, each
    * source's recorded and current snapshot with the operations in between, and the strategy with
    * its reason. Reads metadata only.
@@ -386,10 +414,10 @@ public final class RefreshExecutor {
         } else if (io.floe.spark.ivm.IncrementalRefresh.readsFromFeed(source, from, to)) {
           detail += ": read the changes its refreshes recorded in its change feed";
         } else if (inspection.operations().contains("replace")) {
-          detail += ": read the changed data files only; the commits between compactions run by run,"
-              + " where that reads less than the files the compactions rewrote";
+          detail += ": read the changed data files only" + columnsRead(source, readColumns)
+              + "; the commits between compactions run by run, where that reads less than the files the compactions rewrote";
         } else {
-          detail += ": read the changed data files only";
+          detail += ": read the changed data files only" + columnsRead(source, readColumns);
         }
       }
       lines.add(new String[] {"source " + source.name() + (source.materializedView().isPresent() ? " (materialized view)" : ""), detail});

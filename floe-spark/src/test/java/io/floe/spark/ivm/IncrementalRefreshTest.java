@@ -157,6 +157,9 @@ class IncrementalRefreshTest {
     // the map column, which a change could not be consolidated over, is never read. That holds
     // through UNION ALL and common table expressions too.
     spark.sql("UPDATE w SET note = 'changed', tags = map('y', '2') WHERE id IN (1, 3)");
+    // EXPLAIN REFRESH names the columns each source's change is read in.
+    assertThat(explainedSource("cte")).endsWith("read the changed data files only, in 3 of its 5 columns (id, k, v)");
+    assertThat(explainedSource("counted")).contains("in its first column alone");
     for (String[] view : views) {
       Row result = refresh(view[0]);
       assertThat(result.getString(1)).as("refresh type of %s: %s", view[0], result.getString(2)).isEqualTo("INCREMENTAL");
@@ -175,6 +178,14 @@ class IncrementalRefreshTest {
     for (String[] view : views) {
       assertRefreshedIncrementally(view[0], view[1]);
     }
+  }
+
+  private String explainedSource(String mv) {
+    return spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW " + mv).collectAsList().stream()
+        .filter(r -> r.getString(0).startsWith("source "))
+        .map(r -> r.getString(1))
+        .findFirst()
+        .orElseThrow();
   }
 
   private String explainStrategy(String mv) {
