@@ -55,11 +55,7 @@ class ChangeFeedTest {
   }
 
   private String explainedSource(String mv) {
-    return spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW " + mv).collectAsList().stream()
-        .filter(r -> r.getString(0).startsWith("source "))
-        .map(r -> r.getString(1))
-        .findFirst()
-        .orElseThrow();
+    return ExplainedRefresh.detail(spark, mv, "source ");
   }
 
   @Test

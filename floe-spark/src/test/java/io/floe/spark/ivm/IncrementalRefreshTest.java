@@ -181,19 +181,11 @@ class IncrementalRefreshTest {
   }
 
   private String explainedSource(String mv) {
-    return spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW " + mv).collectAsList().stream()
-        .filter(r -> r.getString(0).startsWith("source "))
-        .map(r -> r.getString(1))
-        .findFirst()
-        .orElseThrow();
+    return ExplainedRefresh.detail(spark, mv, "source ");
   }
 
   private String explainStrategy(String mv) {
-    return spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW " + mv).collectAsList().stream()
-        .filter(r -> r.getString(0).equals("strategy"))
-        .map(r -> r.getString(1))
-        .findFirst()
-        .orElseThrow();
+    return ExplainedRefresh.detail(spark, mv, "strategy");
   }
 
   private void assertRefreshedIncrementally(String mv, String query) {
