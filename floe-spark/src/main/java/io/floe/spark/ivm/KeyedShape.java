@@ -23,18 +23,22 @@ import org.apache.spark.sql.catalyst.plans.JoinType;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
 import org.apache.spark.sql.catalyst.plans.RightOuter$;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.Except;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.Intersect;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
 import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
 /**
  * The shape of a definition whose rows depend only on the source rows sharing a key with them:
  * a GROUP BY filtered by HAVING (key: the grouping columns), window functions with PARTITION BY
- * (key: each window's partition columns) and outer joins on an equi-join key (key: the join key).
+ * (key: each window's partition columns), outer joins on an equi-join key (key: the join key) and
+ * INTERSECT and EXCEPT (key: the view columns every input reads unchanged from a source).
  * A change touches the keys its rows carry, at the old snapshot and the new; the view rows of
  * those keys are replaced by the definition's rows for them at the new snapshot, and no other
  * view row can differ.
@@ -49,7 +53,8 @@ public final class KeyedShape {
   public enum Operator {
     HAVING("GROUP BY with HAVING", "group"),
     WINDOW("window functions with PARTITION BY", "partition"),
-    OUTER_JOIN("outer join", "join key");
+    OUTER_JOIN("outer join", "join key"),
+    SET_OPERATION("INTERSECT or EXCEPT", "key");
 
     private final String description;
     private final String unit;
@@ -128,6 +133,9 @@ public final class KeyedShape {
     }
     if (node instanceof Aggregate && filtered) {
       return Optional.of(having(analyzed, (Aggregate) node));
+    }
+    if (node instanceof Intersect || node instanceof Except) {
+      return Optional.of(setOperation(analyzed, node));
     }
     boolean[] outer = {false};
     boolean[] nested = {false};
@@ -245,6 +253,52 @@ public final class KeyedShape {
     return keyed(Operator.WINDOW, keys);
   }
 
+  // INTERSECT and EXCEPT, ALL or not
+
+  /**
+   * A row of {@code A INTERSECT B} or {@code A EXCEPT B} (and their ALL forms, nested or not) is
+   * there, and as often as it is, by the rows of the inputs equal to it alone. So any view column
+   * that each input reads unchanged from a source column keys it: a change touches the rows whose
+   * values in those columns a changed row carries. Columns an input computes (an expression, a
+   * cast to the other input's type) carry no key and are left out of it.
+   */
+  private static Verdict setOperation(LogicalPlan analyzed, LogicalPlan top) {
+    Optional<String> problem = problemAbove(analyzed, top);
+    for (LogicalPlan input : setOperationInputs(top)) {
+      if (problem.isEmpty()) {
+        problem = DefinitionShape.linearProblem(input, false);
+      }
+    }
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    Lineage lineage = new Lineage(analyzed);
+    List<Attribute> output = Scala.list(analyzed.output());
+    List<KeyColumn> columns = new ArrayList<>();
+    for (int i = 0; i < output.size(); i++) {
+      Optional<Map<String, String>> sourceColumns = lineage.sourceColumns(lineage.root(output.get(i).exprId()));
+      if (sourceColumns.isPresent() && sourceColumns.get().size() == lineage.relationCount()) {
+        columns.add(new KeyColumn(List.of(i), sourceColumns.get()));
+      }
+    }
+    if (columns.isEmpty()) {
+      return notKeyed(
+          "INTERSECT and EXCEPT are maintained incrementally only when the view selects a column that every input"
+              + " reads unchanged from a source table");
+    }
+    return keyed(Operator.SET_OPERATION, List.of(new Key(columns)));
+  }
+
+  /** The inputs of a tree of INTERSECT and EXCEPT operators: the plans under it that are neither. */
+  private static List<LogicalPlan> setOperationInputs(LogicalPlan plan) {
+    if (!(plan instanceof Intersect || plan instanceof Except)) {
+      return List.of(plan);
+    }
+    List<LogicalPlan> inputs = new ArrayList<>();
+    Scala.list(plan.children()).forEach(child -> inputs.addAll(setOperationInputs(child)));
+    return inputs;
+  }
+
   /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
   private static Optional<String> problemAbove(LogicalPlan plan, LogicalPlan below) {
     for (LogicalPlan node = plan; node != below; node = node.children().head()) {
@@ -279,7 +333,7 @@ public final class KeyedShape {
           if (n instanceof Join) {
             joins.add((Join) n);
           }
-          if (n instanceof org.apache.spark.sql.catalyst.plans.logical.Union) {
+          if (n instanceof Union) {
             joins.clear();
             joins.add(null);
           }
@@ -378,8 +432,9 @@ public final class KeyedShape {
 
   /**
    * Which attributes of a plan are equal in every row: through aliases of a column, equality
-   * conditions of joins and filters, and grouping columns selected by an aggregate; and which
-   * source table column each attribute reads.
+   * conditions of joins and filters, grouping columns selected by an aggregate, and the columns
+   * at one position of the inputs of UNION ALL, INTERSECT and EXCEPT (equal to the input row a row
+   * comes from or stands for); and which source table column each attribute reads.
    */
   private static final class Lineage {
     private final Map<ExprId, ExprId> parent = new HashMap<>();
@@ -411,6 +466,18 @@ public final class KeyedShape {
                 aliases.put(expression.exprId(), child);
                 if (child instanceof Attribute) {
                   union(expression.exprId(), ((Attribute) child).exprId());
+                }
+              }
+            }
+            if (node instanceof Intersect || node instanceof Except || node instanceof Union) {
+              // A row of the result has the values of the input rows it comes from (UNION ALL) or
+              // stands for (INTERSECT, EXCEPT), column by column.
+              List<LogicalPlan> inputs = Scala.list(node.children());
+              List<Attribute> first = Scala.list(inputs.get(0).output());
+              for (LogicalPlan input : inputs.subList(1, inputs.size())) {
+                List<Attribute> other = Scala.list(input.output());
+                for (int i = 0; i < first.size(); i++) {
+                  union(first.get(i).exprId(), other.get(i).exprId());
                 }
               }
             }
@@ -459,14 +526,16 @@ public final class KeyedShape {
     }
 
     /**
-     * The source columns of a class, by table UUID, when no source has two columns in it (their
-     * values could differ on rows that matched nothing).
+     * The source columns of a class, by table UUID, when no source has two different columns in
+     * it (their values could differ on rows that matched nothing). A table read twice may have the
+     * same column in it twice.
      */
     Optional<Map<String, String>> sourceColumns(ExprId root) {
       Map<String, String> columns = new LinkedHashMap<>();
       for (Map.Entry<ExprId, String[]> entry : relationColumns.entrySet()) {
         if (root(entry.getKey()).equals(root)) {
-          if (columns.containsKey(entry.getValue()[0])) {
+          String known = columns.get(entry.getValue()[0]);
+          if (known != null && !known.equals(entry.getValue()[1])) {
             return Optional.empty();
           }
           columns.put(entry.getValue()[0], entry.getValue()[1]);

@@ -162,7 +162,7 @@ final class DefinitionGenerator {
 
   /**
    * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
-   * ALL, DISTINCT, window functions, HAVING and outer joins (maintained incrementally, self-joins
+   * ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
    * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
    * COUNT(DISTINCT) and AVG; and aggregates without GROUP BY with SUM(DISTINCT), subquery or unselected GROUP BY key (refreshed in full).
@@ -213,6 +213,9 @@ final class DefinitionGenerator {
                 "SELECT id, k1, d FROM " + t + " WHERE k2 = 1 UNION ALL SELECT id, k1, d FROM " + t + " WHERE k2 <> 0",
                 one);
       case 2:
+        if (random.nextBoolean()) {
+          return setOperation(t, one);
+        }
         return new OracleDefinition(
             OracleShape.DISTINCT,
             random.nextBoolean()
@@ -255,6 +258,27 @@ final class DefinitionGenerator {
             "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1",
             one);
     }
+  }
+
+  /**
+   * INTERSECT or EXCEPT, ALL or not, of the two tables or of one table with itself; now and then
+   * with a computed column, which the key leaves out.
+   */
+  private OracleDefinition setOperation(String t, List<String> one) {
+    String[] operators = {"INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"};
+    String operator = " " + operators[random.nextInt(operators.length)] + " ";
+    String columns = random.nextInt(3) == 0 ? "k1, substr(s, 1, 1) AS s_initial" : "k1, k2";
+    if (random.nextInt(3) == 0) {
+      return new OracleDefinition(
+          OracleShape.SET_OPERATION,
+          "SELECT " + columns + " FROM " + t + " WHERE " + PREDICATES[random.nextInt(PREDICATES.length)] + operator
+              + "SELECT " + columns + " FROM " + t + " WHERE " + PREDICATES[random.nextInt(PREDICATES.length)],
+          one);
+    }
+    return new OracleDefinition(
+        OracleShape.SET_OPERATION,
+        "SELECT " + columns + " FROM {t1}" + optionalWhere(2) + operator + "SELECT " + columns + " FROM {t2}" + optionalWhere(2),
+        List.of("t1", "t2"));
   }
 
   /** Window functions over one table: partitioned by selected columns, or not (refreshed in full). */

@@ -45,8 +45,8 @@ import org.junit.jupiter.api.TestFactory;
  * CAST, CASE, arithmetic, string and date functions, generators), an aggregate one (GROUP BY one
  * or two keys or key expressions, COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), a WHERE) and two
  * rotating ones (two of: inner join, UNION ALL of two tables (now and then through a common table
- * expression) or of one table twice, DISTINCT,
- * window functions with or without a selected PARTITION BY, HAVING (now and then over a common
+ * expression) or of one table twice, DISTINCT, INTERSECT or EXCEPT (ALL or not) of two tables or
+ * of one table twice, window functions with or without a selected PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
  * with or without a selected equi-join key, global aggregate, subquery, GROUP BY with an
  * unselected key;
@@ -61,7 +61,7 @@ import org.junit.jupiter.api.TestFactory;
  * <ul>
  *   <li>the refresh type is NO_CHANGE when none of the view's sources moved since its last
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
- *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, windows partitioned by
+ *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows partitioned by
  *       selected columns, HAVING, outer joins on a selected equi-join key) and FULL, with a
  *       reason, for the others;
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the

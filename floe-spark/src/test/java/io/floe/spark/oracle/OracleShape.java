@@ -9,6 +9,7 @@ enum OracleShape {
   SELF_UNION_ALL(true),
   SELF_JOIN(true),
   DISTINCT(true),
+  SET_OPERATION(true),
   WINDOW(true),
   WINDOW_UNKEYED(false),
   HAVING(true),
