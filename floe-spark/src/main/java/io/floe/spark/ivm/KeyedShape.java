@@ -16,8 +16,14 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Exists;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InSubquery;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.Not;
+import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.OuterReference;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.plans.FullOuter$;
 import org.apache.spark.sql.catalyst.plans.JoinType;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
@@ -37,8 +43,9 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 /**
  * The shape of a definition whose rows depend only on the source rows sharing a key with them:
  * a GROUP BY filtered by HAVING (key: the grouping columns), window functions with PARTITION BY
- * (key: each window's partition columns), outer joins on an equi-join key (key: the join key) and
- * INTERSECT and EXCEPT (key: the view columns every input reads unchanged from a source).
+ * (key: each window's partition columns), outer joins on an equi-join key (key: the join key),
+ * INTERSECT and EXCEPT (key: the view columns every input reads unchanged from a source) and
+ * filters by IN or EXISTS subqueries (key: the view columns the subqueries' rows are matched on).
  * A change touches the keys its rows carry, at the old snapshot and the new; the view rows of
  * those keys are replaced by the definition's rows for them at the new snapshot, and no other
  * view row can differ.
@@ -54,7 +61,8 @@ public final class KeyedShape {
     HAVING("GROUP BY with HAVING", "group"),
     WINDOW("window functions with PARTITION BY", "partition"),
     OUTER_JOIN("outer join", "join key"),
-    SET_OPERATION("INTERSECT or EXCEPT", "key");
+    SET_OPERATION("INTERSECT or EXCEPT", "key"),
+    SEMI_JOIN("IN or EXISTS subquery", "key");
 
     private final String description;
     private final String unit;
@@ -148,7 +156,14 @@ public final class KeyedShape {
     if (outer[0] && !nested[0]) {
       return Optional.of(outerJoin(analyzed));
     }
+    if (!nested[0] && analyzed.exists(n -> Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery))) {
+      return Optional.of(semiJoin(analyzed));
+    }
     return Optional.empty();
+  }
+
+  private static boolean hasSubquery(Expression expression) {
+    return expression.exists(e -> e instanceof SubqueryExpression);
   }
 
   private static Verdict keyed(Operator operator, List<Key> keys) {
@@ -272,15 +287,7 @@ public final class KeyedShape {
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
-    Lineage lineage = new Lineage(analyzed);
-    List<Attribute> output = Scala.list(analyzed.output());
-    List<KeyColumn> columns = new ArrayList<>();
-    for (int i = 0; i < output.size(); i++) {
-      Optional<Map<String, String>> sourceColumns = lineage.sourceColumns(lineage.root(output.get(i).exprId()));
-      if (sourceColumns.isPresent() && sourceColumns.get().size() == lineage.relationCount()) {
-        columns.add(new KeyColumn(List.of(i), sourceColumns.get()));
-      }
-    }
+    List<KeyColumn> columns = coveringColumns(analyzed);
     if (columns.isEmpty()) {
       return notKeyed(
           "INTERSECT and EXCEPT are maintained incrementally only when the view selects a column that every input"
@@ -297,6 +304,93 @@ public final class KeyedShape {
     List<LogicalPlan> inputs = new ArrayList<>();
     Scala.list(plan.children()).forEach(child -> inputs.addAll(setOperationInputs(child)));
     return inputs;
+  }
+
+  // Filters by IN and EXISTS subqueries (semi and anti joins)
+
+  /**
+   * A row that {@code WHERE k IN (SELECT x FROM s ...)} or {@code WHERE EXISTS (SELECT ... FROM s
+   * WHERE s.x = k ...)} keeps or drops is decided by the rows of {@code s} whose {@code x} equals
+   * its {@code k} alone, and so is one that {@code NOT EXISTS} keeps or drops: the view columns
+   * equal to the matched columns in every source key it. {@code NOT IN} is not keyed: one NULL in
+   * the subquery drops every row. Nor is a scalar subquery, or an IN whose NULL (no match, a NULL
+   * among the subquery's values) could be told from FALSE (under NOT, or in a projected value).
+   */
+  private static Verdict semiJoin(LogicalPlan analyzed) {
+    Optional<String> problem = DefinitionShape.linearProblem(analyzed, false, -1, true);
+    List<LogicalPlan> subqueries = new ArrayList<>();
+    analyzed.foreach(
+        node -> {
+          for (Expression expression : Scala.list(node.expressions())) {
+            if (hasSubquery(expression) && !(node instanceof Filter && keyedFilter(expression))) {
+              subqueries.add(null);
+            }
+            expression.foreach(
+                e -> {
+                  if (e instanceof SubqueryExpression) {
+                    subqueries.add(((SubqueryExpression) e).plan());
+                  }
+                  return scala.runtime.BoxedUnit.UNIT;
+                });
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    if (problem.isEmpty() && subqueries.contains(null)) {
+      problem = Optional.of(
+          "a subquery is maintained incrementally only as IN or EXISTS in WHERE, under AND, OR or (for EXISTS) NOT;"
+              + " NOT IN and scalar subqueries depend on every row of the subquery");
+    }
+    for (LogicalPlan subquery : subqueries) {
+      if (problem.isEmpty() && subquery != null) {
+        problem = DefinitionShape.linearProblem(subquery, false);
+      }
+    }
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    List<KeyColumn> columns = coveringColumns(analyzed);
+    if (columns.isEmpty()) {
+      return notKeyed(
+          "an IN or EXISTS subquery is maintained incrementally only when the view selects a column its rows are matched on"
+              + " (IN's value, or one side of an equality between the subquery's table and the outer one)");
+    }
+    return keyed(Operator.SEMI_JOIN, List.of(new Key(columns)));
+  }
+
+  /**
+   * Whether a filter condition holding subqueries keeps a row exactly when the row has a match
+   * (or, for NOT EXISTS, none): IN and EXISTS under AND and OR, EXISTS under NOT, where a NULL
+   * result drops the row like FALSE does.
+   */
+  private static boolean keyedFilter(Expression condition) {
+    if (condition instanceof And || condition instanceof Or) {
+      return keyedFilter(condition.children().head()) && keyedFilter(condition.children().last());
+    }
+    if (condition instanceof Not && condition.children().head() instanceof Exists) {
+      return true;
+    }
+    if (condition instanceof Exists || condition instanceof InSubquery) {
+      return true;
+    }
+    return !hasSubquery(condition);
+  }
+
+  /**
+   * The view columns equal, in every row, to a column of every read of a source table (a table
+   * read twice, by each of its reads), each with the column of each table.
+   */
+  private static List<KeyColumn> coveringColumns(LogicalPlan analyzed) {
+    Lineage lineage = new Lineage(analyzed);
+    List<Attribute> output = Scala.list(analyzed.output());
+    List<KeyColumn> columns = new ArrayList<>();
+    for (int i = 0; i < output.size(); i++) {
+      ExprId root = lineage.root(output.get(i).exprId());
+      Optional<Map<String, String>> sourceColumns = lineage.sourceColumns(root);
+      if (sourceColumns.isPresent() && sourceColumns.get().size() == lineage.relationCount() && lineage.coversEveryRead(root)) {
+        columns.add(new KeyColumn(List.of(i), sourceColumns.get()));
+      }
+    }
+    return columns;
   }
 
   /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
@@ -441,15 +535,20 @@ public final class KeyedShape {
     private final Map<ExprId, String[]> relationColumns = new LinkedHashMap<>();
     private final Map<ExprId, Expression> aliases = new HashMap<>();
     private final Set<String> relations = new LinkedHashSet<>();
+    /** The read of a source table (in plan order) each of its attributes comes from. */
+    private final Map<ExprId, Integer> readOf = new HashMap<>();
+    private int reads;
     private final List<Attribute> output;
 
     Lineage(LogicalPlan plan) {
       this.output = Scala.list(plan.output());
-      plan.foreach(
+      plan.foreachWithSubqueries(
           node -> {
             if (node instanceof DataSourceV2Relation) {
               Optional<String> uuid = uuid((DataSourceV2Relation) node);
               relations.add(uuid.orElse("?" + relations.size()));
+              int read = reads++;
+              Scala.list(node.output()).forEach(attribute -> readOf.put(attribute.exprId(), read));
               for (Attribute attribute : Scala.list(node.output())) {
                 uuid.ifPresent(u -> relationColumns.put(attribute.exprId(), new String[] {u, attribute.name()}));
               }
@@ -488,14 +587,39 @@ public final class KeyedShape {
               conditions.addAll(conjuncts(((Join) node).condition().get()));
             }
             for (Expression condition : conditions) {
-              if (condition instanceof EqualTo
-                  && ((EqualTo) condition).left() instanceof Attribute
-                  && ((EqualTo) condition).right() instanceof Attribute) {
-                union(((Attribute) ((EqualTo) condition).left()).exprId(), ((Attribute) ((EqualTo) condition).right()).exprId());
+              if (condition instanceof EqualTo) {
+                Optional<Attribute> left = attribute(((EqualTo) condition).left());
+                Optional<Attribute> right = attribute(((EqualTo) condition).right());
+                if (left.isPresent() && right.isPresent()) {
+                  union(left.get().exprId(), right.get().exprId());
+                }
               }
+              // A row passes IN only with a subquery row whose values equal its own.
+              condition.foreach(
+                  e -> {
+                    if (e instanceof InSubquery) {
+                      List<Expression> values = Scala.list(((InSubquery) e).values());
+                      List<Attribute> matched = Scala.list(((InSubquery) e).query().plan().output());
+                      for (int i = 0; i < values.size() && i < matched.size(); i++) {
+                        Optional<Attribute> value = attribute(values.get(i));
+                        if (value.isPresent()) {
+                          union(value.get().exprId(), matched.get(i).exprId());
+                        }
+                      }
+                    }
+                    return scala.runtime.BoxedUnit.UNIT;
+                  });
             }
             return scala.runtime.BoxedUnit.UNIT;
           });
+    }
+
+    /** The attribute an expression is, seen from inside a subquery too (an outer reference). */
+    private static Optional<Attribute> attribute(Expression expression) {
+      if (expression instanceof OuterReference && ((OuterReference) expression).e() instanceof Attribute) {
+        return Optional.of((Attribute) ((OuterReference) expression).e());
+      }
+      return expression instanceof Attribute ? Optional.of((Attribute) expression) : Optional.empty();
     }
 
     static Optional<String> uuid(DataSourceV2Relation relation) {
@@ -507,6 +631,17 @@ public final class KeyedShape {
 
     int relationCount() {
       return relations.size();
+    }
+
+    /** Whether class {@code root} has a column of every read of a source table. */
+    boolean coversEveryRead(ExprId root) {
+      Set<Integer> covered = new HashSet<>();
+      readOf.forEach((id, read) -> {
+        if (root(id).equals(root)) {
+          covered.add(read);
+        }
+      });
+      return covered.size() == reads;
     }
 
     ExprId root(ExprId id) {

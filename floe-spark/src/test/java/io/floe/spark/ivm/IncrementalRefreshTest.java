@@ -195,6 +195,25 @@ class IncrementalRefreshTest {
     assertMatches(mv, query);
   }
 
+  /** Refreshes each of {@code views} (name, definition), asserting it was incremental and is right. */
+  private void assertEachRefreshedIncrementally(String[][] views) {
+    for (String[] mv : views) {
+      assertRefreshedIncrementally(mv[0], mv[1]);
+    }
+  }
+
+  /** {@code views} (name, definition) but the one named {@code name}. */
+  private static String[][] without(String[][] views, String name) {
+    return java.util.Arrays.stream(views).filter(mv -> !mv[0].equals(name)).toArray(String[][]::new);
+  }
+
+  private void assertRefreshedInFull(String mv, String query, String reason) {
+    Row result = refresh(mv);
+    assertThat(result.getString(1)).isEqualTo("FULL");
+    assertThat(result.getString(2)).contains(reason);
+    assertMatches(mv, query);
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {COW, MOR})
   void minAndMaxFollowInsertsFromTheChangeAloneAndRecomputeOnlyGroupsThatMayHaveLostTheirExtreme(String properties) {
@@ -700,20 +719,14 @@ class IncrementalRefreshTest {
 
     spark.sql("INSERT INTO t VALUES (6, 'a', 2, 9.0), (7, NULL, 1, 0.5)");
     spark.sql("UPDATE t SET v = 0.0 WHERE id = 3");
-    for (String[] mv : new String[][] {{"ranked", ranked}, {"two_keys", twoKeys}, {"latest", latest}}) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
-    Row full = refresh("global_rank");
-    assertThat(full.getString(1)).isEqualTo("FULL");
-    assertThat(full.getString(2)).contains("without PARTITION BY");
-    assertMatches("global_rank", global);
+    String[][] keyed = {{"ranked", ranked}, {"two_keys", twoKeys}, {"latest", latest}};
+    assertEachRefreshedIncrementally(keyed);
+    assertRefreshedInFull("global_rank", global, "without PARTITION BY");
 
     // A partition disappears: its rows leave, the other partitions keep theirs.
     spark.sql("DELETE FROM t WHERE k = 'a'");
     spark.sql("UPDATE t SET k = 'b' WHERE id = 5");
-    for (String[] mv : new String[][] {{"ranked", ranked}, {"two_keys", twoKeys}, {"latest", latest}}) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
+    assertEachRefreshedIncrementally(keyed);
     assertThat(spark.sql("SELECT * FROM ranked WHERE k = 'a'").count()).isZero();
     assertThat(explainStrategy("ranked")).startsWith("NO_CHANGE");
   }
@@ -751,29 +764,18 @@ class IncrementalRefreshTest {
     spark.sql("INSERT INTO customers VALUES (10, 'south')");
     spark.sql("INSERT INTO orders VALUES (6, NULL, 8.00), (7, 30, 1.50), (7, 30, 1.50)");
     assertThat(explainStrategy("fll")).startsWith("INCREMENTAL: recompute the view rows of each join key");
-    for (String[] mv : keyed) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
-    for (String mv : new String[] {"right_key_only", "non_equi"}) {
-      Row result = refresh(mv);
-      assertThat(result.getString(1)).isEqualTo("FULL");
-      assertThat(result.getString(2)).contains("equi-join key");
-    }
-    assertMatches("right_key_only", rightKeyOnly);
-    assertMatches("non_equi", nonEqui);
+    assertEachRefreshedIncrementally(keyed);
+    assertRefreshedInFull("right_key_only", rightKeyOnly, "equi-join key");
+    assertRefreshedInFull("non_equi", nonEqui, "equi-join key");
 
     // Matches move between keys; NULL keys never match, on either side.
     spark.sql("UPDATE orders SET cust = NULL WHERE id = 1");
     spark.sql("UPDATE orders SET cust = 10 WHERE id = 4");
     spark.sql("DELETE FROM customers WHERE cust IS NULL AND region = 'nowhere'");
     spark.sql("DELETE FROM orders WHERE cust = 30");
-    for (String[] mv : keyed) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
+    assertEachRefreshedIncrementally(keyed);
     spark.sql("DELETE FROM customers");
-    for (String[] mv : keyed) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
+    assertEachRefreshedIncrementally(keyed);
   }
 
   /**
@@ -825,28 +827,76 @@ class IncrementalRefreshTest {
     spark.sql("DELETE FROM cur WHERE k IS NULL");
     spark.sql("UPDATE cur SET n = 9 WHERE k = 'a'");
     assertThat(explainStrategy("kept")).startsWith("INCREMENTAL: recompute the view rows of each key");
-    for (String[] mv : keyed) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
-    Row full = refresh("computed");
-    assertThat(full.getString(1)).isEqualTo("FULL");
-    assertThat(full.getString(2)).contains("reads unchanged from a source table");
-    assertMatches("computed", computed);
+    assertEachRefreshedIncrementally(keyed);
+    assertRefreshedInFull("computed", computed, "reads unchanged from a source table");
 
     // Rows move between keys and sides; one side empties.
     spark.sql("UPDATE prev SET k = NULL, n = NULL WHERE id = 10");
     spark.sql("UPDATE cur SET k = NULL, n = NULL WHERE id = 5");
     spark.sql("DELETE FROM cur WHERE id IN (2, 3)");
-    for (String[] mv : keyed) {
-      assertRefreshedIncrementally(mv[0], mv[1]);
-    }
+    assertEachRefreshedIncrementally(keyed);
     spark.sql("DELETE FROM prev");
-    for (String[] mv : keyed) {
-      if (!mv[0].equals("self")) {
-        assertRefreshedIncrementally(mv[0], mv[1]);
-      }
-    }
+    assertEachRefreshedIncrementally(without(keyed, "self"));
     assertThat(refresh("self").getString(1)).isEqualTo("NO_CHANGE");
+  }
+
+  /**
+   * A filter by IN or EXISTS (NOT EXISTS too) keeps a row by the subquery rows matched on its key:
+   * a change to either table recomputes the view rows of the keys it carries, NULL keys (which
+   * match nothing) included. NOT IN, a scalar subquery and a view that does not select the matched
+   * column depend on rows of any key, and refresh in full.
+   */
+  @org.junit.jupiter.api.Test
+  void inAndExistsSubqueriesRecomputeTheRowsOfTheKeysTheChangeTouches() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmsemi");
+    spark.sql("CREATE TABLE orders (id INT, cust INT, amount DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE vip (cust INT, tier STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO orders VALUES (1, 10, 5.00), (2, 10, 7.00), (3, 20, 1.00), (4, NULL, 2.00), (5, 30, 9.00)");
+    spark.sql("INSERT INTO vip VALUES (10, 'gold'), (20, 'silver'), (10, 'gold')");
+    String[][] keyed = {
+      {"in_vip", "SELECT id, cust, amount FROM orders WHERE cust IN (SELECT cust FROM vip WHERE tier <> 'x')"},
+      {"gold", "SELECT o.id, o.cust FROM orders o WHERE EXISTS (SELECT 1 FROM vip v WHERE v.cust = o.cust AND v.tier = 'gold')"},
+      {"not_vip", "SELECT id, cust, amount FROM orders o WHERE NOT EXISTS (SELECT 1 FROM vip v WHERE v.cust = o.cust)"},
+      {"big_or_vip", "SELECT id, cust FROM orders WHERE amount > 6 OR cust IN (SELECT cust FROM vip)"},
+      // Each customer's largest orders: the table on both sides.
+      {"top_order", "SELECT id, cust, amount FROM orders o WHERE NOT EXISTS (SELECT 1 FROM orders p WHERE p.cust = o.cust AND p.amount > o.amount)"},
+    };
+    for (String[] mv : keyed) {
+      spark.sql("CREATE MATERIALIZED VIEW " + mv[0] + " REFRESH POLICY INCREMENTAL AS " + mv[1]);
+    }
+    String notIn = "SELECT id, cust FROM orders WHERE cust NOT IN (SELECT cust FROM vip)";
+    String scalar = "SELECT id, cust FROM orders WHERE amount > (SELECT AVG(amount) FROM orders)";
+    String unselected = "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM vip)";
+    spark.sql("CREATE MATERIALIZED VIEW not_in AS " + notIn);
+    spark.sql("CREATE MATERIALIZED VIEW scalar AS " + scalar);
+    spark.sql("CREATE MATERIALIZED VIEW unselected AS " + unselected);
+    assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery, recomputed by key (cust)");
+    assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW not_in_incremental REFRESH POLICY INCREMENTAL AS " + notIn))
+        .hasMessageContaining("NOT IN");
+
+    // 30 becomes a VIP, 20 stops being one, a NULL customer arrives on both sides, orders move.
+    spark.sql("INSERT INTO vip VALUES (30, 'gold'), (NULL, 'gold')");
+    spark.sql("DELETE FROM vip WHERE cust = 20");
+    spark.sql("INSERT INTO orders VALUES (6, NULL, 8.00), (7, 20, 3.00)");
+    spark.sql("UPDATE orders SET cust = 30 WHERE id = 2");
+    assertThat(explainStrategy("in_vip")).startsWith("INCREMENTAL: recompute the view rows of each key");
+    assertEachRefreshedIncrementally(keyed);
+    assertRefreshedInFull("not_in", notIn, "NOT IN");
+    assertThat(spark.sql("SELECT * FROM not_in").count()).as("NOT IN with a NULL in the subquery keeps no row").isZero();
+    assertRefreshedInFull("scalar", scalar, "scalar subqueries");
+    assertRefreshedInFull("unselected", unselected, "selects a column its rows are matched on");
+
+    // 10 turns silver (a VIP still, gold no more), 30 turns 'x', then every VIP goes.
+    spark.sql("DELETE FROM vip WHERE cust = 10");
+    spark.sql("INSERT INTO vip VALUES (10, 'silver')");
+    spark.sql("UPDATE vip SET tier = 'x' WHERE cust = 30");
+    spark.sql("DELETE FROM orders WHERE id = 1");
+    assertEachRefreshedIncrementally(keyed);
+    spark.sql("DELETE FROM vip");
+    assertEachRefreshedIncrementally(without(keyed, "top_order"));
+    assertThat(refresh("top_order").getString(1)).isEqualTo("NO_CHANGE");
+    assertThat(spark.sql("SELECT * FROM not_vip").count()).isEqualTo(spark.sql("SELECT * FROM orders").count());
   }
 
   /**

@@ -165,7 +165,8 @@ final class DefinitionGenerator {
    * ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
    * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
-   * COUNT(DISTINCT) and AVG; and aggregates without GROUP BY with SUM(DISTINCT), subquery or unselected GROUP BY key (refreshed in full).
+   * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries; and aggregates without GROUP BY with SUM(DISTINCT),
+   * NOT IN and scalar subqueries, or an unselected GROUP BY key (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -248,10 +249,7 @@ final class DefinitionGenerator {
       case 8:
         return outerJoin();
       case 6:
-        return new OracleDefinition(
-            OracleShape.SUBQUERY,
-            "SELECT id, k1, v FROM {t1} WHERE k1 IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
-            List.of("t1", "t2"));
+        return subquery(t, one);
       default:
         return new OracleDefinition(
             OracleShape.UNSELECTED_GROUP_KEY,
@@ -279,6 +277,48 @@ final class DefinitionGenerator {
         OracleShape.SET_OPERATION,
         "SELECT " + columns + " FROM {t1}" + optionalWhere(2) + operator + "SELECT " + columns + " FROM {t2}" + optionalWhere(2),
         List.of("t1", "t2"));
+  }
+
+  /**
+   * A filter by IN, EXISTS or NOT EXISTS on a selected column (of the other table or of the same
+   * one: the rows with no greater value of their key), or by NOT IN or a scalar subquery (refreshed
+   * in full).
+   */
+  private OracleDefinition subquery(String t, List<String> one) {
+    List<String> both = List.of("t1", "t2");
+    switch (random.nextInt(6)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT id, k1, v FROM {t1} WHERE k1 IN (SELECT k1 FROM {t2}" + optionalWhere(2) + ")",
+            both);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT a.id, a.k1, a.k2 FROM {t1} a WHERE EXISTS (SELECT 1 FROM {t2} b WHERE b.k1 = a.k1 AND b.k2 = a.k2"
+                + (random.nextBoolean() ? " AND b.v > a.v" : "") + ")",
+            both);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT id, k1, k2, s FROM {t1} WHERE d < 0.5 OR k2 IN (SELECT k2 FROM {t2} WHERE s LIKE 'x%')",
+            both);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT a.id, a.k1, a.v FROM " + t + " a WHERE NOT EXISTS (SELECT 1 FROM " + t + " b WHERE b.k1 = a.k1 AND b.v > a.v)",
+            one);
+      case 4:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY_UNKEYED,
+            "SELECT id, k1, v FROM {t1} WHERE k1 NOT IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
+            both);
+      default:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY_UNKEYED,
+            "SELECT id, k1, v FROM {t1} WHERE v > (SELECT AVG(v) FROM {t2})",
+            both);
+    }
   }
 
   /** Window functions over one table: partitioned by selected columns, or not (refreshed in full). */

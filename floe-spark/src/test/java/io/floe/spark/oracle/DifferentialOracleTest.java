@@ -48,8 +48,9 @@ import org.junit.jupiter.api.TestFactory;
  * expression) or of one table twice, DISTINCT, INTERSECT or EXCEPT (ALL or not) of two tables or
  * of one table twice, window functions with or without a selected PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
- * with or without a selected equi-join key, global aggregate, subquery, GROUP BY with an
- * unselected key;
+ * with or without a selected equi-join key, global aggregate, IN, EXISTS or NOT EXISTS subquery
+ * on a selected key (of the other table or of the same one), NOT IN or scalar subquery, GROUP BY
+ * with an unselected key;
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
  * upstream's change feed or storage files; the upstream's storage is compacted now and then. Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
@@ -62,7 +63,8 @@ import org.junit.jupiter.api.TestFactory;
  *   <li>the refresh type is NO_CHANGE when none of the view's sources moved since its last
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
  *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows partitioned by
- *       selected columns, HAVING, outer joins on a selected equi-join key) and FULL, with a
+ *       selected columns, HAVING, outer joins on a selected equi-join key, IN and EXISTS
+ *       subqueries on a selected key) and FULL, with a
  *       reason, for the others;
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at

@@ -17,7 +17,8 @@ enum OracleShape {
   OUTER_JOIN_UNKEYED(false),
   GLOBAL_AGGREGATE(true),
   GLOBAL_AGGREGATE_RECOMPUTED(false),
-  SUBQUERY(false),
+  SUBQUERY(true),
+  SUBQUERY_UNKEYED(false),
   UNSELECTED_GROUP_KEY(false);
 
   private final boolean incremental;
