@@ -280,20 +280,16 @@ public final class KeyedShape {
   private static Verdict setOperation(LogicalPlan analyzed, LogicalPlan top) {
     Optional<String> problem = problemAbove(analyzed, top);
     for (LogicalPlan input : setOperationInputs(top)) {
-      if (problem.isEmpty()) {
-        problem = DefinitionShape.linearProblem(input, false);
-      }
+      problem = problem.or(() -> DefinitionShape.linearProblem(input, false));
     }
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
-    List<KeyColumn> columns = coveringColumns(analyzed);
-    if (columns.isEmpty()) {
-      return notKeyed(
-          "INTERSECT and EXCEPT are maintained incrementally only when the view selects a column that every input"
-              + " reads unchanged from a source table");
-    }
-    return keyed(Operator.SET_OPERATION, List.of(new Key(columns)));
+    return keyedByCoveringColumns(
+        analyzed,
+        Operator.SET_OPERATION,
+        "INTERSECT and EXCEPT are maintained incrementally only when the view selects a column that every input"
+            + " reads unchanged from a source table");
   }
 
   /** The inputs of a tree of INTERSECT and EXCEPT operators: the plans under it that are neither. */
@@ -341,20 +337,18 @@ public final class KeyedShape {
               + " NOT IN and scalar subqueries depend on every row of the subquery");
     }
     for (LogicalPlan subquery : subqueries) {
-      if (problem.isEmpty() && subquery != null) {
-        problem = DefinitionShape.linearProblem(subquery, false);
+      if (subquery != null) {
+        problem = problem.or(() -> DefinitionShape.linearProblem(subquery, false));
       }
     }
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
-    List<KeyColumn> columns = coveringColumns(analyzed);
-    if (columns.isEmpty()) {
-      return notKeyed(
-          "an IN or EXISTS subquery is maintained incrementally only when the view selects a column its rows are matched on"
-              + " (IN's value, or one side of an equality between the subquery's table and the outer one)");
-    }
-    return keyed(Operator.SEMI_JOIN, List.of(new Key(columns)));
+    return keyedByCoveringColumns(
+        analyzed,
+        Operator.SEMI_JOIN,
+        "an IN or EXISTS subquery is maintained incrementally only when the view selects a column its rows are matched on"
+            + " (IN's value, or one side of an equality between the subquery's table and the outer one)");
   }
 
   /**
@@ -376,10 +370,11 @@ public final class KeyedShape {
   }
 
   /**
-   * The view columns equal, in every row, to a column of every read of a source table (a table
-   * read twice, by each of its reads), each with the column of each table.
+   * Keyed by {@code operator} on the view columns equal, in every row, to a column of every read
+   * of a source table (a table read twice, by each of its reads); not keyed, for {@code
+   * withoutKey}, when there is none.
    */
-  private static List<KeyColumn> coveringColumns(LogicalPlan analyzed) {
+  private static Verdict keyedByCoveringColumns(LogicalPlan analyzed, Operator operator, String withoutKey) {
     Lineage lineage = new Lineage(analyzed);
     List<Attribute> output = Scala.list(analyzed.output());
     List<KeyColumn> columns = new ArrayList<>();
@@ -390,7 +385,7 @@ public final class KeyedShape {
         columns.add(new KeyColumn(List.of(i), sourceColumns.get()));
       }
     }
-    return columns;
+    return columns.isEmpty() ? notKeyed(withoutKey) : keyed(operator, List.of(new Key(columns)));
   }
 
   /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
@@ -548,8 +543,8 @@ public final class KeyedShape {
               Optional<String> uuid = uuid((DataSourceV2Relation) node);
               relations.add(uuid.orElse("?" + relations.size()));
               int read = reads++;
-              Scala.list(node.output()).forEach(attribute -> readOf.put(attribute.exprId(), read));
               for (Attribute attribute : Scala.list(node.output())) {
+                readOf.put(attribute.exprId(), read);
                 uuid.ifPresent(u -> relationColumns.put(attribute.exprId(), new String[] {u, attribute.name()}));
               }
             }

@@ -202,6 +202,17 @@ class IncrementalRefreshTest {
     }
   }
 
+  /**
+   * Creates each of {@code views} (name, definition) with REFRESH POLICY INCREMENTAL, which refuses
+   * a definition that cannot be incremental, and checks its first rows.
+   */
+  private void createIncremental(String[][] views) {
+    for (String[] mv : views) {
+      spark.sql("CREATE MATERIALIZED VIEW " + mv[0] + " REFRESH POLICY INCREMENTAL AS " + mv[1]);
+      assertMatches(mv[0], mv[1]);
+    }
+  }
+
   /** {@code views} (name, definition) but the one named {@code name}. */
   private static String[][] without(String[][] views, String name) {
     return java.util.Arrays.stream(views).filter(mv -> !mv[0].equals(name)).toArray(String[][]::new);
@@ -811,10 +822,7 @@ class IncrementalRefreshTest {
       {"kept", kept}, {"gone", gone}, {"kept_all", keptAll}, {"new_all", newAll}, {"nested", nested}, {"self", self},
       {"over_union", overUnion}, {"union_having", having}, {"union_window", window}
     };
-    for (String[] mv : keyed) {
-      spark.sql("CREATE MATERIALIZED VIEW " + mv[0] + " REFRESH POLICY INCREMENTAL AS " + mv[1]);
-      assertMatches(mv[0], mv[1]);
-    }
+    createIncremental(keyed);
     spark.sql("CREATE MATERIALIZED VIEW computed AS " + computed);
     // The computed column is left out of the key.
     assertThat(ExplainedRefresh.detail(spark, "new_all", "definition")).isEqualTo("INTERSECT or EXCEPT, recomputed by key (k, n)");
@@ -862,9 +870,7 @@ class IncrementalRefreshTest {
       // Each customer's largest orders: the table on both sides.
       {"top_order", "SELECT id, cust, amount FROM orders o WHERE NOT EXISTS (SELECT 1 FROM orders p WHERE p.cust = o.cust AND p.amount > o.amount)"},
     };
-    for (String[] mv : keyed) {
-      spark.sql("CREATE MATERIALIZED VIEW " + mv[0] + " REFRESH POLICY INCREMENTAL AS " + mv[1]);
-    }
+    createIncremental(keyed);
     String notIn = "SELECT id, cust FROM orders WHERE cust NOT IN (SELECT cust FROM vip)";
     String scalar = "SELECT id, cust FROM orders WHERE amount > (SELECT AVG(amount) FROM orders)";
     String unselected = "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM vip)";
