@@ -43,7 +43,8 @@ import org.apache.spark.sql.types.StructField;
  * Silver, incremental Gold), check both MVs against their definitions, then {@code reps} times a
  * FULL refresh of Silver and Gold at that same source state. Then an append-only delta (with a
  * MIN/MAX MV over Silver) and a delta of recent corrections (updates and deletes among the newest
- * 1% of trips), each refreshed incrementally and then in full. Medians and minima of wall times, the
+ * 1% of trips, with a window MV keeping each trip's latest Bronze row), each refreshed
+ * incrementally and then in full. Medians and minima of wall times, the
  * refresh rows, and where the time went (Spark stages by call site) go to {@code
  * bench/results/refresh-<timestamp>.txt} and {@code refresh-latest.txt}.
  */
@@ -343,22 +344,28 @@ public final class RefreshBenchmark {
     checkpoint();
 
     // Recent corrections: the same mix as the deltas above, its updates and deletes among the most
-    // recent 1% of trips, as late fixes to trips in progress arrive.
+    // recent 1% of trips, as late fixes to trips in progress arrive. A window MV keyed by trip
+    // recomputes the trips the change touches, reading the Bronze files holding them.
+    String latest = db + ".mv_trips_latest";
+    spark.sql("CREATE MATERIALIZED VIEW " + latest + " AS " + latestDefinition(db));
+    checkpoint();
     result.recentDelta = applyRecentDelta(bronze, n, 0.001, nextId);
     progress("recent-corrections delta: " + result.recentDelta);
-    for (String[] mv : new String[][] {{silver, "silver"}, {gold, "gold"}}) {
+    String[][] corrected = {{silver, "silver"}, {gold, "gold"}, {latest, "latest"}};
+    for (String[] mv : corrected) {
       measurements.add(refresh(mv[0], mv[1], "recent", 1, false));
       checkpoint();
     }
     checks.put("silver after recent corrections", check(silver, silverDefinition(db)));
     checks.put("gold after recent corrections", check(gold, goldDefinition(db)));
-    for (String[] mv : new String[][] {{silver, "silver"}, {gold, "gold"}}) {
+    checks.put("latest after recent corrections", check(latest, latestDefinition(db)));
+    for (String[] mv : corrected) {
       measurements.add(refresh(mv[0], mv[1], "recent-full", 1, true));
       checkpoint();
     }
 
     // Free the disk before the next size: the warehouse is deleted at the end anyway.
-    for (String mv : List.of(extremes, gold, silver)) {
+    for (String mv : List.of(latest, extremes, gold, silver)) {
       try {
         spark.sql("DROP MATERIALIZED VIEW IF EXISTS " + mv);
       } catch (RuntimeException e) {
@@ -620,6 +627,16 @@ public final class RefreshBenchmark {
         + "GROUP BY city, DATE(trip_start_timestamp)";
   }
 
+  /**
+   * Each trip's latest Bronze row (the deduplication a Silver layer does when Bronze may hold a trip
+   * twice): a window partitioned by trip, recomputed for the trips a change touches.
+   */
+  private static String latestDefinition(String db) {
+    return "SELECT trip_id, driver_id, rider_id, city, trip_start_time, trip_end_time, total_amount, status FROM ("
+        + "SELECT *, row_number() OVER (PARTITION BY trip_id ORDER BY trip_end_time DESC, total_amount DESC) AS rn"
+        + " FROM " + db + ".trips_bronze) WHERE rn = 1";
+  }
+
   /** MIN and MAX per city and day over Silver: maintained from the change unless an extreme is deleted. */
   private static String extremesDefinition(String db) {
     return "SELECT city, DATE(trip_start_timestamp) AS trip_date, COUNT(*) AS trips,"
@@ -746,15 +763,16 @@ public final class RefreshBenchmark {
     r.append('\n');
 
     r.append("Recent corrections (after the append): 0.1% of N = inserts 0.05% + UPDATE 0.03% + DELETE 0.02%, the\n");
-    r.append("updated and deleted trips picked among the most recent 1% of trip ids; then REFRESH silver and gold,\n");
-    r.append("the check, and both FULL at that same source state\n");
+    r.append("updated and deleted trips picked among the most recent 1% of trip ids; then REFRESH silver, gold and\n");
+    r.append("mv_trips_latest (each trip's latest Bronze row: row_number() OVER (PARTITION BY trip_id ...) = 1, created\n");
+    r.append("just before the delta), the checks, and all three FULL at that same source state\n");
     for (SizeResult s : results) {
       if (s.recentDelta != null) {
         Delta d = s.recentDelta;
         r.append(String.format(Locale.ROOT, "  %-11s delta: +%d inserted, %d updated, %d deleted%n",
             String.format(Locale.ROOT, "%,d", s.size()), d.inserted(), d.updated(), d.deleted()));
       }
-      for (String mv : List.of("silver", "gold")) {
+      for (String mv : List.of("silver", "gold", "latest")) {
         for (String mode : List.of("recent", "recent-full")) {
           for (Measurement m : s.of(mv, mode)) {
             r.append(String.format(Locale.ROOT, "  %-11s %-9s %-12s %8.2f s  %-12s read=%d written=%d removed=%d%n",

@@ -27,7 +27,8 @@ import org.apache.spark.sql.types.DataType;
 /**
  * The delta rule of a {@link KeyedShape}: the keys the change touches are read from the changed
  * rows of each source (a deleted row carries its old key, an inserted one its new key); the view
- * rows of those keys are replaced by the definition's rows for them at the new snapshot. The
+ * rows of those keys are replaced by the definition's rows for them at the new snapshot, read
+ * from the sources' rows of those keys where {@link KeyNarrowing} can list them. The
  * result is a change of a {@link StorageLayout#ROWS} storage table: view rows with a weight and a
  * hash, merged like a linear definition's.
  */
@@ -66,8 +67,8 @@ final class KeyedRecompute {
       Map<String, Long> rowsRead,
       ExpectationCheck check) {
     List<String> view = mv.viewColumns();
-    Dataset<Row> fresh =
-        org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan()).toDF(view.toArray(new String[0]));
+    Dataset<Row> definition = org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan());
+    Dataset<Row> fresh = definition.toDF(view.toArray(new String[0]));
     List<Dataset<Row>> touched = new ArrayList<>();
     for (KeyedShape.Key key : shape.keys()) {
       List<DataType> types = new ArrayList<>();
@@ -93,7 +94,17 @@ final class KeyedRecompute {
       }
       touched.add(keys.distinct().localCheckpoint(true));
     }
-    pinned.sources().forEach(s -> rowsRead.merge(s.name().toString(), s.totalRecords(), Long::sum));
+    Optional<KeyNarrowing> narrowing =
+        touched.size() == 1
+            ? KeyNarrowing.of(definition.queryExecution().analyzed(), shape.keys().get(0), touched.get(0))
+            : Optional.empty();
+    if (narrowing.isPresent()) {
+      fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, narrowing.get().plan()).toDF(view.toArray(new String[0]));
+    }
+    for (Source source : pinned.sources()) {
+      long read = narrowing.map(n -> n.rowsRead(source)).orElse(source.totalRecords());
+      rowsRead.merge(source.name().toString(), read, Long::sum);
+    }
 
     Dataset<Row> old =
         spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());

@@ -388,6 +388,29 @@ public final class KeyedShape {
     return columns.isEmpty() ? notKeyed(withoutKey) : keyed(operator, List.of(new Key(columns)));
   }
 
+  /**
+   * The source columns of {@code analyzed} (a definition of this shape) equal, in every row they
+   * give the view, to a column of {@code key}: by attribute of a source read, the index of that key
+   * column. A view row of a keyed shape depends on the source rows of its key alone, so filtering
+   * these reads to some key values leaves the view rows of those values as they are. A key column
+   * spread over view columns of several classes has no such reads.
+   */
+  static Map<ExprId, Integer> keyReads(LogicalPlan analyzed, Key key) {
+    Lineage lineage = new Lineage(analyzed);
+    List<Attribute> output = Scala.list(analyzed.output());
+    Map<ExprId, Integer> reads = new HashMap<>();
+    for (int c = 0; c < key.columns().size(); c++) {
+      Set<ExprId> roots = new HashSet<>();
+      key.columns().get(c).positions().forEach(p -> roots.add(lineage.root(output.get(p).exprId())));
+      if (roots.size() == 1) {
+        for (ExprId read : lineage.readAttributes(roots.iterator().next())) {
+          reads.put(read, c);
+        }
+      }
+    }
+    return reads;
+  }
+
   /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
   private static Optional<String> problemAbove(LogicalPlan plan, LogicalPlan below) {
     for (LogicalPlan node = plan; node != below; node = node.children().head()) {
@@ -637,6 +660,17 @@ public final class KeyedShape {
         }
       });
       return covered.size() == reads;
+    }
+
+    /** The attributes of source reads in class {@code root}. */
+    List<ExprId> readAttributes(ExprId root) {
+      List<ExprId> attributes = new ArrayList<>();
+      readOf.keySet().forEach(id -> {
+        if (root(id).equals(root)) {
+          attributes.add(id);
+        }
+      });
+      return attributes;
     }
 
     ExprId root(ExprId id) {

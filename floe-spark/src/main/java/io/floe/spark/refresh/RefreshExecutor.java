@@ -433,7 +433,7 @@ public final class RefreshExecutor {
     } else if (strategy == null) {
       strategy = "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.KEYED
           ? "recompute the view rows of each " + shape.keyed().orElseThrow().operator().unit()
-              + " the change touches from the new snapshot, merge by row"
+              + " the change touches from the new snapshot, " + keyedReads(shape.keyed().orElseThrow()) + ", merge by row"
           : shape.kind() == DefinitionShape.Kind.LINEAR
           ? "apply the definition to inserted and deleted rows, merge by row"
           : shape.recomputesGroups()
@@ -446,6 +446,15 @@ public final class RefreshExecutor {
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;
+  }
+
+  /** What a keyed recomputation reads of its sources. */
+  private static String keyedReads(io.floe.spark.ivm.KeyedShape keyed) {
+    String unit = keyed.operator().unit();
+    return keyed.keys().size() == 1
+        ? "reading the source rows of those " + unit + "s alone (every row beyond "
+            + String.format(java.util.Locale.ROOT, "%,d", io.floe.spark.ivm.KeyNarrowing.MAX_LISTED_KEYS) + " " + unit + "s)"
+        : "reading every source row (a row has several " + unit + "s)";
   }
 
   private static String averages(DefinitionShape shape) {

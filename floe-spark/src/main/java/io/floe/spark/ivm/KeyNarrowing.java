@@ -1,0 +1,223 @@
+package io.floe.spark.ivm;
+
+import io.floe.spark.refresh.Source;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.TableScan;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.spark.source.SparkTable;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InSet;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractPartialFunction;
+
+/**
+ * Narrows the source reads of a keyed recomputation to the keys a change touches. A view row of a
+ * {@link KeyedShape} depends on the source rows of its key alone, so the definition can read, of
+ * each source column equal to a key column ({@link KeyedShape#keyReads}), the rows holding a
+ * touched value only. The filter is put on the read itself: Iceberg skips the data files (and
+ * partitions) whose column bounds hold none of the values, and the joins, windows and aggregates
+ * above see the touched keys' rows instead of every row. The recomputation still keeps the view
+ * rows of the touched keys alone, so a read left whole (a column of a type compared otherwise than
+ * by value, a key spread over several classes) only costs more.
+ *
+ * <p>The touched values are listed in the plan, so this applies up to {@value #MAX_LISTED_KEYS}
+ * touched keys; beyond that the reads stay whole.
+ */
+public final class KeyNarrowing {
+  /** Up to how many touched keys are listed in the reads' filters. */
+  public static final int MAX_LISTED_KEYS = 50_000;
+
+  /** The values of one key column among the touched keys. */
+  private record Values(DataType type, Set<Object> values, boolean withNull) {}
+
+  /** A source read of the narrowed plan: its table and the filter of its planned files, if any. */
+  private record Read(SparkTable table, Optional<org.apache.iceberg.expressions.Expression> filter) {}
+
+  private final LogicalPlan plan;
+  private final List<Read> reads;
+
+  private KeyNarrowing(LogicalPlan plan, List<Read> reads) {
+    this.plan = plan;
+    this.reads = List.copyOf(reads);
+  }
+
+  /**
+   * {@code analyzed} (a definition of a keyed shape) with the reads of {@code key}'s columns
+   * filtered to the values of {@code touched} (a row per touched key, its columns those of the
+   * key, NULL matching NULL); empty when there are too many touched keys or no read to narrow.
+   */
+  static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Dataset<Row> touched) {
+    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, key);
+    if (keyReads.isEmpty()) {
+      return Optional.empty();
+    }
+    List<Row> rows = touched.limit(MAX_LISTED_KEYS + 1).collectAsList();
+    if (rows.isEmpty() || rows.size() > MAX_LISTED_KEYS) {
+      return Optional.empty();
+    }
+    List<Values> columns = new ArrayList<>();
+    for (int c = 0; c < key.columns().size(); c++) {
+      Set<Object> values = new LinkedHashSet<>();
+      boolean withNull = false;
+      for (Row row : rows) {
+        if (row.isNullAt(c)) {
+          withNull = true;
+        } else {
+          values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
+        }
+      }
+      columns.add(new Values(touched.schema().fields()[c].dataType(), values, withNull));
+    }
+    List<Read> reads = new ArrayList<>();
+    boolean[] narrowed = {false};
+    LogicalPlan plan =
+        analyzed.transformUpWithSubqueries(
+            new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
+              @Override
+              public boolean isDefinedAt(LogicalPlan node) {
+                return node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable;
+              }
+
+              @Override
+              public LogicalPlan apply(LogicalPlan node) {
+                DataSourceV2Relation relation = (DataSourceV2Relation) node;
+                Expression condition = null;
+                org.apache.iceberg.expressions.Expression filter = Expressions.alwaysTrue();
+                for (Attribute attribute : io.floe.spark.Scala.list(relation.output())) {
+                  Integer c = keyReads.get(attribute.exprId());
+                  if (c == null || !comparedByValue(attribute.dataType()) || !attribute.dataType().equals(columns.get(c).type())) {
+                    continue;
+                  }
+                  Values values = columns.get(c);
+                  condition = condition == null ? matches(attribute, values) : new And(condition, matches(attribute, values));
+                  filter = Expressions.and(filter, icebergMatches(attribute.name(), values));
+                }
+                reads.add(new Read((SparkTable) relation.table(), Optional.ofNullable(condition == null ? null : filter)));
+                if (condition == null) {
+                  return relation;
+                }
+                narrowed[0] = true;
+                return new Filter(condition, relation);
+              }
+            });
+    return narrowed[0] ? Optional.of(new KeyNarrowing(plan, reads)) : Optional.empty();
+  }
+
+  /** The definition with its key reads filtered. */
+  LogicalPlan plan() {
+    return plan;
+  }
+
+  /**
+   * Rows in the data files the narrowed plan reads from {@code source}: those of the files its
+   * filtered reads plan (each file once), or all of the source's when a read of it is whole.
+   */
+  long rowsRead(Source source) {
+    String uuid = source.table().uuid().toString();
+    Map<String, Long> files = new HashMap<>();
+    boolean read = false;
+    for (Read r : reads) {
+      if (!r.table().table().uuid().toString().equals(uuid)) {
+        continue;
+      }
+      read = true;
+      if (r.filter().isEmpty()) {
+        return source.totalRecords();
+      }
+      TableScan scan = r.table().table().newScan().filter(r.filter().get());
+      if (r.table().snapshotId() != null) {
+        scan = scan.useSnapshot(r.table().snapshotId());
+      } else if (r.table().branch() != null) {
+        scan = scan.useRef(r.table().branch());
+      }
+      try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
+        tasks.forEach(task -> files.put(task.file().location(), task.file().recordCount()));
+      } catch (IOException e) {
+        throw new UncheckedIOException("could not plan the narrowed read of " + source.name(), e);
+      }
+    }
+    return read ? files.values().stream().mapToLong(Long::longValue).sum() : source.totalRecords();
+  }
+
+  /**
+   * Types whose equality is equality of value, as both Spark and Iceberg's file bounds see it
+   * (floating point is not: NaN and -0.0).
+   */
+  private static boolean comparedByValue(DataType type) {
+    return type.equals(DataTypes.StringType)
+        || type instanceof IntegerType
+        || type instanceof LongType
+        || type instanceof ShortType
+        || type instanceof ByteType
+        || type instanceof DateType
+        || type instanceof TimestampType
+        || type instanceof TimestampNTZType
+        || type instanceof DecimalType
+        || type instanceof BooleanType;
+  }
+
+  private static Expression matches(Attribute attribute, Values values) {
+    Expression in =
+        values.values().isEmpty()
+            ? Literal.create(false, DataTypes.BooleanType)
+            : new InSet(attribute, CollectionConverters.asScala(values.values()).toSet());
+    return values.withNull() ? new Or(in, new IsNull(attribute)) : in;
+  }
+
+  private static org.apache.iceberg.expressions.Expression icebergMatches(String column, Values values) {
+    List<Object> literals = new ArrayList<>();
+    values.values().forEach(v -> literals.add(icebergValue(v)));
+    org.apache.iceberg.expressions.Expression in =
+        literals.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(column, literals);
+    return values.withNull() ? Expressions.or(in, Expressions.isNull(column)) : in;
+  }
+
+  /** A Spark internal value as Iceberg takes it: dates as days and timestamps as microseconds already are. */
+  private static Object icebergValue(Object value) {
+    if (value instanceof UTF8String) {
+      return value.toString();
+    }
+    if (value instanceof Decimal) {
+      return ((Decimal) value).toJavaBigDecimal();
+    }
+    if (value instanceof Byte || value instanceof Short) {
+      return ((Number) value).intValue();
+    }
+    return value;
+  }
+}
