@@ -22,8 +22,10 @@ import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
 import org.apache.spark.sql.catalyst.expressions.InSet;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Or;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
@@ -191,11 +193,22 @@ public final class KeyNarrowing {
         || type instanceof BooleanType;
   }
 
+  /**
+   * The values, and their range as well: Iceberg prunes files by an IN of up to 200 values only,
+   * and by a range always.
+   */
   private static Expression matches(Attribute attribute, Values values) {
-    Expression in =
-        values.values().isEmpty()
-            ? Literal.create(false, DataTypes.BooleanType)
-            : new InSet(attribute, CollectionConverters.asScala(values.values()).toSet());
+    Expression in;
+    if (values.values().isEmpty()) {
+      in = Literal.create(false, DataTypes.BooleanType);
+    } else {
+      in =
+          new And(
+              new InSet(attribute, CollectionConverters.asScala(values.values()).toSet()),
+              new And(
+                  new GreaterThanOrEqual(attribute, new Literal(least(values.values(), 1), attribute.dataType())),
+                  new LessThanOrEqual(attribute, new Literal(least(values.values(), -1), attribute.dataType()))));
+    }
     return values.withNull() ? new Or(in, new IsNull(attribute)) : in;
   }
 
@@ -203,8 +216,26 @@ public final class KeyNarrowing {
     List<Object> literals = new ArrayList<>();
     values.values().forEach(v -> literals.add(icebergValue(v)));
     org.apache.iceberg.expressions.Expression in =
-        literals.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(column, literals);
+        literals.isEmpty()
+            ? Expressions.alwaysFalse()
+            : Expressions.and(
+                Expressions.in(column, literals),
+                Expressions.and(
+                    Expressions.greaterThanOrEqual(column, icebergValue(least(values.values(), 1))),
+                    Expressions.lessThanOrEqual(column, icebergValue(least(values.values(), -1)))));
     return values.withNull() ? Expressions.or(in, Expressions.isNull(column)) : in;
+  }
+
+  /** The smallest of Spark internal values of one type ({@code sign} 1), or the largest (-1). */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Object least(Set<Object> values, int sign) {
+    Object best = null;
+    for (Object value : values) {
+      if (best == null || sign * ((Comparable) value).compareTo(best) < 0) {
+        best = value;
+      }
+    }
+    return best;
   }
 
   /** A Spark internal value as Iceberg takes it: dates as days and timestamps as microseconds already are. */

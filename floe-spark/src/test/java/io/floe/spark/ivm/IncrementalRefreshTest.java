@@ -920,10 +920,10 @@ class IncrementalRefreshTest {
     spark.sql("CREATE TABLE ev (id INT, k INT, v INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
     spark.sql("CREATE TABLE dim (k INT, label STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
     for (int range = 0; range < 4; range++) {
-      spark.sql("INSERT INTO ev SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id DIV 10 AS INT), CAST(id % 7 AS INT)"
+      spark.sql("INSERT INTO ev SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id DIV 4 AS INT), CAST(id % 7 AS INT)"
           + " FROM range(" + range * 1000 + ", " + (range + 1) * 1000 + ")");
       spark.sql("INSERT INTO dim SELECT /*+ REPARTITION(1) */ CAST(id AS INT), concat('k', id)"
-          + " FROM range(" + range * 100 + ", " + (range + 1) * 100 + ")");
+          + " FROM range(" + range * 250 + ", " + (range + 1) * 250 + ")");
     }
     assertThat(spark.sql("SELECT * FROM lake." + ns + ".ev.files").count()).isEqualTo(4);
     String[][] keyed = {
@@ -935,19 +935,23 @@ class IncrementalRefreshTest {
     };
     createIncremental(keyed);
 
-    // Late changes in the newest range of keys (300 to 399): one file of each table holds them.
+    // Late changes in the newest range of keys (750 to 999): one file of each table holds them.
     spark.sql("UPDATE ev SET v = v + 10 WHERE id IN (3950, 3991)");
     spark.sql("DELETE FROM ev WHERE id = 3962");
-    spark.sql("INSERT INTO ev VALUES (4000, 399, 1)");
-    spark.sql("UPDATE dim SET label = 'late' WHERE k = 398");
+    spark.sql("INSERT INTO ev VALUES (4000, 999, 1)");
+    spark.sql("UPDATE dim SET label = 'late' WHERE k = 998");
     assertThat(explainStrategy("latest")).contains("reading the source rows of those partitions alone");
-    // Without the filter, each would read the 4,003 rows of ev (and dim's 401) once more.
-    assertEachReads(keyed, 2 * 1003 + 2 * 101);
+    // Without the filter, each would read the 4,003 rows of ev (and dim's 1,001) once more.
+    assertEachReads(keyed, 2 * 1003 + 2 * 251);
 
     // A NULL key: only files holding NULLs in k can hold rows of it.
     spark.sql("INSERT INTO ev VALUES (4001, NULL, 5), (4002, NULL, 6)");
     assertEachReads(without(keyed, "labelled"), 2 + 2 + 2);
     assertRefreshedIncrementally("labelled", keyed[2][1]);
+
+    // 250 keys, more than Iceberg compares one by one with a file's bounds: their range prunes.
+    spark.sql("UPDATE ev SET v = v + 1 WHERE id >= 3000 AND id < 4000 AND id % 4 = 0");
+    assertEachReads(keyed, 4000);
 
     // A change in every range reads every file, and stays exact.
     spark.sql("UPDATE ev SET v = v + 1 WHERE id % 1000 = 5");
