@@ -19,6 +19,11 @@ public final class Scala {
     return seq(List.of(items));
   }
 
+  /** An immutable Scala set, as Catalyst's {@code InSet} takes its values. */
+  public static <T> scala.collection.immutable.Set<T> set(java.util.Set<T> set) {
+    return CollectionConverters.asScala(set).toSet();
+  }
+
   public static <T> List<T> list(scala.collection.Seq<T> seq) {
     return CollectionConverters.asJava(seq);
   }

@@ -25,7 +25,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The change of data files that are live at both snapshots and only gained position deletes. A
@@ -157,11 +156,11 @@ final class PositionCapture {
 
   private static Column listedIn(Column column, Set<Object> values) {
     return ExpressionUtils.column(
-        new InSet(ExpressionUtils.expression(column), CollectionConverters.asScala(values).toSet()));
+        new InSet(ExpressionUtils.expression(column), io.floe.spark.Scala.set(values)));
   }
 
   private static scala.collection.immutable.Seq<String> scanKeys() {
-    return CollectionConverters.asScala(List.of(FILE, POS)).toList();
+    return io.floe.spark.Scala.seq(FILE, POS);
   }
 
   private static boolean onlyPositionDeletes(FileScanTask task) {

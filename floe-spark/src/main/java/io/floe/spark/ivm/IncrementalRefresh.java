@@ -836,8 +836,21 @@ public final class IncrementalRefresh {
       List<String> keys,
       Map<String, Long> rowsRead) {
     List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
+    // The reads of source columns equal to a grouping column hold the touched groups' rows in the
+    // files whose bounds hold their values: each read of the definition (and of its COUNT(DISTINCT)
+    // value counts) is narrowed to those, as a keyed recomputation's are.
+    Optional<KeyNarrowing.Touched> touched =
+        keys.isEmpty() ? Optional.empty() : KeyNarrowing.Touched.of(groups.select(StorageLayout.columns(keys)));
+    List<Optional<KeyNarrowing>> narrowings = new ArrayList<>();
     Dataset<Row> fresh =
-        aggregatedRows(spark, pinning, mv, shape, pinned, rows -> rows.join(groups, joinCondition(rows, groups, keys), "left_semi"));
+        aggregatedRows(spark, pinning, mv, shape, pinned, rows -> {
+          Optional<KeyNarrowing> narrowing =
+              touched.flatMap(t -> KeyNarrowing.of(rows.queryExecution().analyzed(), groupKey(rows, keys), t));
+          narrowings.add(narrowing);
+          Dataset<Row> read =
+              narrowing.<Dataset<Row>>map(n -> org.apache.spark.sql.classic.Dataset.ofRows(spark, n.plan())).orElse(rows);
+          return read.join(groups, joinCondition(read, groups, keys), "left_semi");
+        });
     // Aggregated once: Spark pushes the semi join on grouping columns below the aggregate, and a
     // group missing from the recomputed ones is one the new snapshot no longer has.
     Dataset<Row> recomputed = fresh.localCheckpoint(true);
@@ -847,11 +860,28 @@ public final class IncrementalRefresh {
       goneColumns.add(keys.contains(column) ? col(StorageLayout.quote(column)) : lit(null).as(column));
     }
     Dataset<Row> goneRows = gone.select(goneColumns.toArray(new Column[0]));
-    pinned.sources().forEach(s -> rowsRead.merge(s.name().toString(), s.totalRecords(), Long::sum));
+    for (Source source : pinned.sources()) {
+      // The plans read the same files but for their narrowing: the rows of the widest read count.
+      long read = 0;
+      for (Optional<KeyNarrowing> narrowing : narrowings) {
+        read = Math.max(read, narrowing.map(n -> n.rowsRead(source)).orElse(source.totalRecords()));
+      }
+      rowsRead.merge(source.name().toString(), read, Long::sum);
+    }
     Dataset<Row> result =
         recomputed.withColumn(DELETE, lit(false))
             .unionByName(alignTypes(goneRows, recomputed).withColumn(DELETE, lit(true)));
     return result.localCheckpoint(true);
+  }
+
+  /** The grouping columns {@code keys} as a key of the rows read, by their positions there. */
+  private static KeyedShape.Key groupKey(Dataset<Row> rows, List<String> keys) {
+    List<String> columns = Arrays.asList(rows.columns());
+    List<KeyedShape.KeyColumn> key = new ArrayList<>();
+    for (String k : keys) {
+      key.add(new KeyedShape.KeyColumn(List.of(columns.indexOf(k)), Map.of()));
+    }
+    return new KeyedShape.Key(key);
   }
 
   /**

@@ -42,9 +42,9 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.unsafe.types.UTF8String;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -64,8 +64,15 @@ public final class KeyNarrowing {
   /** Up to how many touched keys are listed in the reads' filters. */
   public static final int MAX_LISTED_KEYS = 50_000;
 
-  /** The values of one key column among the touched keys. */
-  private record Values(DataType type, Set<Object> values, boolean withNull) {}
+  /**
+   * The values of one key column among the touched keys (Spark internal values), their range
+   * (null when there are none), and whether NULL is among them.
+   */
+  private record Values(DataType type, Set<Object> values, Object min, Object max, boolean withNull) {
+    static Values of(DataType type, Set<Object> values, boolean withNull) {
+      return new Values(type, values, least(values, 1), least(values, -1), withNull);
+    }
+  }
 
   /** A source read of the narrowed plan: its table and the filter of its planned files, if any. */
   private record Read(SparkTable table, Optional<org.apache.iceberg.expressions.Expression> filter) {}
@@ -78,32 +85,47 @@ public final class KeyNarrowing {
     this.reads = List.copyOf(reads);
   }
 
+  /** The rows of the touched keys, collected once for the reads of several plans. */
+  record Touched(List<Row> rows, StructType schema) {
+    /** The rows of {@code touched}; empty when there are none or more than {@value #MAX_LISTED_KEYS}. */
+    static Optional<Touched> of(Dataset<Row> touched) {
+      List<Row> rows = touched.limit(MAX_LISTED_KEYS + 1).collectAsList();
+      return rows.isEmpty() || rows.size() > MAX_LISTED_KEYS
+          ? Optional.empty()
+          : Optional.of(new Touched(rows, touched.schema()));
+    }
+  }
+
   /**
    * {@code analyzed} (a definition of a keyed shape) with the reads of {@code key}'s columns
    * filtered to the values of {@code touched} (a row per touched key, its columns those of the
    * key, NULL matching NULL); empty when there are too many touched keys or no read to narrow.
    */
   static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Dataset<Row> touched) {
-    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, key);
-    if (keyReads.isEmpty()) {
+    if (KeyedShape.keyReads(analyzed, key).isEmpty()) {
       return Optional.empty();
     }
-    List<Row> rows = touched.limit(MAX_LISTED_KEYS + 1).collectAsList();
-    if (rows.isEmpty() || rows.size() > MAX_LISTED_KEYS) {
+    return Touched.of(touched).flatMap(t -> of(analyzed, key, t));
+  }
+
+  /** {@link #of(LogicalPlan, KeyedShape.Key, Dataset)} with the touched keys collected. */
+  static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Touched touched) {
+    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, key);
+    if (keyReads.isEmpty()) {
       return Optional.empty();
     }
     List<Values> columns = new ArrayList<>();
     for (int c = 0; c < key.columns().size(); c++) {
       Set<Object> values = new LinkedHashSet<>();
       boolean withNull = false;
-      for (Row row : rows) {
+      for (Row row : touched.rows()) {
         if (row.isNullAt(c)) {
           withNull = true;
         } else {
           values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
         }
       }
-      columns.add(new Values(touched.schema().fields()[c].dataType(), values, withNull));
+      columns.add(Values.of(touched.schema().fields()[c].dataType(), values, withNull));
     }
     List<Read> reads = new ArrayList<>();
     boolean[] narrowed = {false};
@@ -138,6 +160,28 @@ public final class KeyNarrowing {
               }
             });
     return narrowed[0] ? Optional.of(new KeyNarrowing(plan, reads)) : Optional.empty();
+  }
+
+  /**
+   * Whether {@link #of} can narrow a read of {@code analyzed} to values of the view columns at
+   * {@code keyPositions} (one key column each): whether some source column equal to one of them in
+   * every row has a type compared by value.
+   */
+  public static boolean narrows(LogicalPlan analyzed, List<Integer> keyPositions) {
+    List<KeyedShape.KeyColumn> columns = new ArrayList<>();
+    keyPositions.forEach(p -> columns.add(new KeyedShape.KeyColumn(List.of(p), Map.of())));
+    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, new KeyedShape.Key(columns));
+    boolean[] found = {false};
+    analyzed.foreachWithSubqueries(
+        node -> {
+          if (node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable) {
+            for (Attribute attribute : io.floe.spark.Scala.list(node.output())) {
+              found[0] |= keyReads.containsKey(attribute.exprId()) && comparedByValue(attribute.dataType());
+            }
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return found[0];
   }
 
   /** The definition with its key reads filtered. */
@@ -204,10 +248,10 @@ public final class KeyNarrowing {
     } else {
       in =
           new And(
-              new InSet(attribute, CollectionConverters.asScala(values.values()).toSet()),
+              new InSet(attribute, io.floe.spark.Scala.set(values.values())),
               new And(
-                  new GreaterThanOrEqual(attribute, new Literal(least(values.values(), 1), attribute.dataType())),
-                  new LessThanOrEqual(attribute, new Literal(least(values.values(), -1), attribute.dataType()))));
+                  new GreaterThanOrEqual(attribute, new Literal(values.min(), attribute.dataType())),
+                  new LessThanOrEqual(attribute, new Literal(values.max(), attribute.dataType()))));
     }
     return values.withNull() ? new Or(in, new IsNull(attribute)) : in;
   }
@@ -221,12 +265,15 @@ public final class KeyNarrowing {
             : Expressions.and(
                 Expressions.in(column, literals),
                 Expressions.and(
-                    Expressions.greaterThanOrEqual(column, icebergValue(least(values.values(), 1))),
-                    Expressions.lessThanOrEqual(column, icebergValue(least(values.values(), -1)))));
+                    Expressions.greaterThanOrEqual(column, icebergValue(values.min())),
+                    Expressions.lessThanOrEqual(column, icebergValue(values.max()))));
     return values.withNull() ? Expressions.or(in, Expressions.isNull(column)) : in;
   }
 
-  /** The smallest of Spark internal values of one type ({@code sign} 1), or the largest (-1). */
+  /**
+   * The smallest of Spark internal values of one type ({@code sign} 1), or the largest (-1); null
+   * when there are none.
+   */
   @SuppressWarnings({"unchecked", "rawtypes"})
   private static Object least(Set<Object> values, int sign) {
     Object best = null;

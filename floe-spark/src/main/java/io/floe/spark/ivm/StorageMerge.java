@@ -62,8 +62,7 @@ record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
     if (listedKeys.isEmpty()) {
       return plan;
     }
-    scala.collection.immutable.Set<Object> keys =
-        scala.jdk.javaapi.CollectionConverters.<Object>asScala(Set.<Object>copyOf(listedKeys.get())).toSet();
+    scala.collection.immutable.Set<Object> keys = io.floe.spark.Scala.set(Set.<Object>copyOf(listedKeys.get()));
     return plan.transformAllExpressions(
         new AbstractPartialFunction<Expression, Expression>() {
           @Override

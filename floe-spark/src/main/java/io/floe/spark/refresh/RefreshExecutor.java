@@ -12,16 +12,20 @@ import io.floe.refresh.RefreshRecord;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshRun;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.ivm.ColumnRole;
 import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
+import io.floe.spark.ivm.KeyNarrowing;
 import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.MaterializedView;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.Snapshot;
@@ -364,7 +368,7 @@ public final class RefreshExecutor {
    * its reason. Reads metadata only.
    */
   public List<String[]> explain(MaterializedView mv) {
-    List<String[]> lines = new java.util.ArrayList<>();
+    List<String[]> lines = new ArrayList<>();
     Table storage = mv.storageTable();
     Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
     Optional<RefreshState> recorded = mv.refreshState(storage);
@@ -437,11 +441,11 @@ public final class RefreshExecutor {
           : shape.kind() == DefinitionShape.Kind.LINEAR
           ? "apply the definition to inserted and deleted rows, merge by row"
           : shape.recomputesGroups()
-              ? "recompute the groups the change touches, merge by group"
-              : shape.roles().contains(io.floe.spark.ivm.ColumnRole.MIN) || shape.roles().contains(io.floe.spark.ivm.ColumnRole.MAX)
+              ? "recompute the groups the change touches, " + groupReads(analyzed, shape) + ", merge by group"
+              : shape.roles().contains(ColumnRole.MIN) || shape.roles().contains(ColumnRole.MAX)
               ? "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape)
                   + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
-                  + " been deleted, merge by group"
+                  + " been deleted, " + groupReads(analyzed, shape) + ", merge by group"
               : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
     }
     lines.add(new String[] {"strategy", strategy});
@@ -453,8 +457,22 @@ public final class RefreshExecutor {
     String unit = keyed.operator().unit();
     return keyed.keys().size() == 1
         ? "reading the source rows of those " + unit + "s alone (every row beyond "
-            + String.format(java.util.Locale.ROOT, "%,d", io.floe.spark.ivm.KeyNarrowing.MAX_LISTED_KEYS) + " " + unit + "s)"
+            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " " + unit + "s)"
         : "reading every source row (a row has several " + unit + "s)";
+  }
+
+  /** What recomputing groups reads of the sources: the rows of those groups where a grouping column is a source column. */
+  private static String groupReads(LogicalPlan analyzed, DefinitionShape shape) {
+    List<Integer> keys = new ArrayList<>();
+    for (int i = 0; i < shape.roles().size(); i++) {
+      if (shape.roles().get(i) == ColumnRole.KEY) {
+        keys.add(i);
+      }
+    }
+    return !keys.isEmpty() && KeyNarrowing.narrows(analyzed, keys)
+        ? "reading the source rows of those groups alone (every row beyond "
+            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " groups)"
+        : "reading every source row (no grouping column is a source column)";
   }
 
   private static String averages(DefinitionShape shape) {
@@ -473,7 +491,7 @@ public final class RefreshExecutor {
         return "filters and projections over one source (linear)";
       case AGGREGATE:
         List<String> columns = mv.viewColumns();
-        List<String> parts = new java.util.ArrayList<>();
+        List<String> parts = new ArrayList<>();
         for (int i = 0; i < columns.size() && i < shape.roles().size(); i++) {
           parts.add(columns.get(i) + ": " + shape.roles().get(i).name().toLowerCase().replace('_', ' '));
         }
@@ -639,7 +657,7 @@ public final class RefreshExecutor {
    */
   private String staleUpstreams(PinnedDefinition pinned) {
     io.floe.spark.mv.FreshnessCheck check = new io.floe.spark.mv.FreshnessCheck(catalog);
-    List<String> stale = new java.util.ArrayList<>();
+    List<String> stale = new ArrayList<>();
     for (Source source : pinned.sources()) {
       source.materializedView()
           .filter(upstream -> !check.evaluate(upstream).fresh())

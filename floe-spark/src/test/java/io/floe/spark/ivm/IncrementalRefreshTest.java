@@ -907,6 +907,22 @@ class IncrementalRefreshTest {
   }
 
   /**
+   * Merge-on-read tables written one key range per file: ev (id 0 to 3999, k = id DIV 4, 4 rows a
+   * key, 1,000 a file) and dim (k 0 to 999 with its label, 250 a file).
+   */
+  private void createKeyRangeTables(String ns) {
+    spark.sql("CREATE TABLE ev (id INT, k INT, v INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE dim (k INT, label STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    for (int range = 0; range < 4; range++) {
+      spark.sql("INSERT INTO ev SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id DIV 4 AS INT), CAST(id % 7 AS INT)"
+          + " FROM range(" + range * 1000 + ", " + (range + 1) * 1000 + ")");
+      spark.sql("INSERT INTO dim SELECT /*+ REPARTITION(1) */ CAST(id AS INT), concat('k', id)"
+          + " FROM range(" + range * 250 + ", " + (range + 1) * 250 + ")");
+    }
+    assertThat(spark.sql("SELECT * FROM lake." + ns + ".ev.files").count()).isEqualTo(4);
+  }
+
+  /**
    * A keyed recomputation reads, of each source column equal to the key, the rows holding a touched
    * key: the filter sits on the read, so Iceberg skips the data files whose bounds (or null counts)
    * hold no touched key. Each table here is written one key range per file; a change in the newest
@@ -917,15 +933,7 @@ class IncrementalRefreshTest {
   void aKeyedRecomputeReadsOnlyTheSourceFilesHoldingTheTouchedKeys() {
     spark = SharedSpark.session();
     String ns = SharedSpark.freshNamespace("ivmnarrow");
-    spark.sql("CREATE TABLE ev (id INT, k INT, v INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
-    spark.sql("CREATE TABLE dim (k INT, label STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
-    for (int range = 0; range < 4; range++) {
-      spark.sql("INSERT INTO ev SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id DIV 4 AS INT), CAST(id % 7 AS INT)"
-          + " FROM range(" + range * 1000 + ", " + (range + 1) * 1000 + ")");
-      spark.sql("INSERT INTO dim SELECT /*+ REPARTITION(1) */ CAST(id AS INT), concat('k', id)"
-          + " FROM range(" + range * 250 + ", " + (range + 1) * 250 + ")");
-    }
-    assertThat(spark.sql("SELECT * FROM lake." + ns + ".ev.files").count()).isEqualTo(4);
+    createKeyRangeTables(ns);
     String[][] keyed = {
       {"latest", "SELECT id, k, v FROM (SELECT id, k, v, row_number() OVER (PARTITION BY k ORDER BY v DESC, id) AS rn FROM ev) WHERE rn = 1"},
       {"busy", "SELECT k, COUNT(*) AS n, SUM(v) AS total FROM ev GROUP BY k HAVING SUM(v) > 25"},
@@ -957,6 +965,61 @@ class IncrementalRefreshTest {
     spark.sql("UPDATE ev SET v = v + 1 WHERE id % 1000 = 5");
     spark.sql("DELETE FROM dim WHERE k % 100 = 7");
     assertEachRefreshedIncrementally(keyed);
+  }
+
+  /**
+   * An aggregate that recomputes the groups a change touches (a BOOL_OR, a SUM(DISTINCT), a MAX that
+   * lost its value) reads, of each source column equal to a grouping column, the files that can
+   * hold a touched group: from a join's both sides, for the COUNT(DISTINCT) value counts too, and
+   * for the NULL group by null counts. A group computed from an expression is recomputed from
+   * every row.
+   */
+  @org.junit.jupiter.api.Test
+  void aGroupRecomputeReadsOnlyTheSourceFilesHoldingTheTouchedGroups() {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmgroupnarrow");
+    createKeyRangeTables(ns);
+    String[][] grouped = {
+      {"flags", "SELECT k, bool_or(v > 5) AS high, COUNT(*) AS n FROM ev GROUP BY k"},
+      {"dsum", "SELECT k, SUM(DISTINCT v) AS vs, COUNT(DISTINCT v) AS dv FROM ev GROUP BY k"},
+      {"joined", "SELECT e.k, d.label, MAX(e.v) AS top, COUNT(*) AS n FROM ev e JOIN dim d ON e.k = d.k GROUP BY e.k, d.label"},
+    };
+    String[] byExpression = {"by_rest", "SELECT k % 10 AS r, SUM(DISTINCT v) AS vs FROM ev GROUP BY k % 10"};
+    createIncremental(grouped);
+    createIncremental(new String[][] {byExpression});
+
+    // Late changes in the newest range of keys (750 to 999): one file of each table holds them.
+    // Row 3961 holds the maximum of group 990, so that group of joined is recomputed.
+    spark.sql("UPDATE ev SET v = v + 10 WHERE id = 3950");
+    spark.sql("DELETE FROM ev WHERE id = 3961");
+    spark.sql("INSERT INTO ev VALUES (4000, 999, 1)");
+    assertThat(explainStrategy("flags")).contains("recompute the groups the change touches, reading the source rows of those groups alone");
+    assertThat(explainStrategy("joined")).contains("recompute a group whose MIN or MAX may have been deleted, reading the source rows");
+    assertThat(explainStrategy("by_rest")).contains("reading every source row (no grouping column is a source column)");
+    // The change (the rewritten file, read by position, and two new rows) and the recomputation
+    // (that file and the new rows again); without the filter, the 4,002 rows of ev.
+    assertEachReads(without(grouped, "joined"), 2 * 1002);
+    // joined recomputes group 990 alone, whose MAX went: ev's file of the range and dim's.
+    Row rechecked = refresh("joined");
+    assertThat(rechecked.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(rechecked.<Long>getAs("rows_read")).isEqualTo(1002 + 1000 + 250);
+    assertMatches("joined", grouped[2][1]);
+    Row whole = refresh(byExpression[0]);
+    assertThat(whole.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(whole.<Long>getAs("rows_read")).isGreaterThan(4000);
+    assertMatches(byExpression[0], byExpression[1]);
+
+    // A NULL group: only files holding NULLs in k can hold its rows.
+    spark.sql("INSERT INTO ev VALUES (4001, NULL, 5), (4002, NULL, 6)");
+    assertEachReads(without(grouped, "joined"), 2 + 2);
+    assertRefreshedIncrementally("joined", grouped[2][1]);
+
+    // A change in every range reads every file, and stays exact.
+    spark.sql("UPDATE ev SET v = v + 1 WHERE id % 1000 = 5");
+    spark.sql("DELETE FROM ev WHERE id % 1000 = 6");
+    spark.sql("DELETE FROM dim WHERE k % 100 = 7");
+    assertEachRefreshedIncrementally(grouped);
+    assertRefreshedIncrementally(byExpression[0], byExpression[1]);
   }
 
   /** Refreshes each of {@code views}, asserting it is incremental, right, and read at most {@code rows} rows. */
