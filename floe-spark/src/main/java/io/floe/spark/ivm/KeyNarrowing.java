@@ -15,6 +15,7 @@ import org.apache.iceberg.TableScan;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.spark.source.SparkTable;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.CatalystTypeConverters;
@@ -31,6 +32,7 @@ import org.apache.spark.sql.catalyst.expressions.Or;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
@@ -42,6 +44,7 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -57,20 +60,22 @@ import scala.runtime.AbstractPartialFunction;
  * rows of the touched keys alone, so a read left whole (a column of a type compared otherwise than
  * by value, a key spread over several classes) only costs more.
  *
- * <p>The touched values are listed in the plan, so this applies up to {@value #MAX_LISTED_KEYS}
- * touched keys; beyond that the reads stay whole.
+ * <p>Up to {@value #MAX_LISTED_KEYS} touched keys, their values are listed in the filter, along
+ * with their range; beyond that the filter is the range of each key column's values alone, which
+ * still skips the files outside it (the recomputation keeps the touched keys' rows either way).
  */
 public final class KeyNarrowing {
   /** Up to how many touched keys are listed in the reads' filters. */
   public static final int MAX_LISTED_KEYS = 50_000;
 
   /**
-   * The values of one key column among the touched keys (Spark internal values), their range
-   * (null when there are none), and whether NULL is among them.
+   * The values of one key column among the touched keys (Spark internal values): listed when there
+   * are few enough touched keys, their range (null when every value is NULL), and whether NULL is
+   * among them.
    */
-  private record Values(DataType type, Set<Object> values, Object min, Object max, boolean withNull) {
-    static Values of(DataType type, Set<Object> values, boolean withNull) {
-      return new Values(type, values, least(values, 1), least(values, -1), withNull);
+  private record Values(DataType type, Optional<Set<Object>> listed, Object min, Object max, boolean withNull) {
+    static Values listed(DataType type, Set<Object> values, boolean withNull) {
+      return new Values(type, Optional.of(values), least(values, 1), least(values, -1), withNull);
     }
   }
 
@@ -85,21 +90,62 @@ public final class KeyNarrowing {
     this.reads = List.copyOf(reads);
   }
 
-  /** The rows of the touched keys, collected once for the reads of several plans. */
-  record Touched(List<Row> rows, StructType schema) {
-    /** The rows of {@code touched}; empty when there are none or more than {@value #MAX_LISTED_KEYS}. */
+  /** The values of the touched keys' columns, collected once for the reads of several plans. */
+  record Touched(List<Values> columns) {
+    /**
+     * The values of {@code touched} (a row per touched key): listed up to {@value
+     * #MAX_LISTED_KEYS} keys, their ranges alone beyond that; empty when there are none.
+     */
     static Optional<Touched> of(Dataset<Row> touched) {
+      StructType schema = touched.schema();
       List<Row> rows = touched.limit(MAX_LISTED_KEYS + 1).collectAsList();
-      return rows.isEmpty() || rows.size() > MAX_LISTED_KEYS
-          ? Optional.empty()
-          : Optional.of(new Touched(rows, touched.schema()));
+      if (rows.isEmpty()) {
+        return Optional.empty();
+      }
+      List<Values> columns = new ArrayList<>();
+      if (rows.size() <= MAX_LISTED_KEYS) {
+        for (int c = 0; c < schema.size(); c++) {
+          Set<Object> values = new LinkedHashSet<>();
+          boolean withNull = false;
+          for (Row row : rows) {
+            if (row.isNullAt(c)) {
+              withNull = true;
+            } else {
+              values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
+            }
+          }
+          columns.add(Values.listed(schema.fields()[c].dataType(), values, withNull));
+        }
+        return Optional.of(new Touched(columns));
+      }
+      // Too many to list: one pass for each column's range and whether it holds NULL. A column of
+      // a type not compared by value narrows no read, so it needs no range.
+      List<Column> aggregates = new ArrayList<>();
+      for (StructField field : schema.fields()) {
+        Column value = touched.col(StorageLayout.quote(field.name()));
+        boolean ranged = comparedByValue(field.dataType());
+        aggregates.add(ranged ? functions.min(value) : functions.lit(null));
+        aggregates.add(ranged ? functions.max(value) : functions.lit(null));
+        aggregates.add(functions.bool_or(value.isNull()));
+      }
+      Row ranges = touched.agg(aggregates.get(0), aggregates.subList(1, aggregates.size()).toArray(new Column[0])).first();
+      for (int c = 0; c < schema.size(); c++) {
+        columns.add(
+            new Values(
+                schema.fields()[c].dataType(),
+                Optional.empty(),
+                CatalystTypeConverters.convertToCatalyst(ranges.get(3 * c)),
+                CatalystTypeConverters.convertToCatalyst(ranges.get(3 * c + 1)),
+                ranges.getBoolean(3 * c + 2)));
+      }
+      return Optional.of(new Touched(columns));
     }
   }
 
   /**
    * {@code analyzed} (a definition of a keyed shape) with the reads of {@code key}'s columns
    * filtered to the values of {@code touched} (a row per touched key, its columns those of the
-   * key, NULL matching NULL); empty when there are too many touched keys or no read to narrow.
+   * key, NULL matching NULL); empty when there are no touched keys or no read to narrow.
    */
   static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Dataset<Row> touched) {
     if (KeyedShape.keyReads(analyzed, key).isEmpty()) {
@@ -114,19 +160,7 @@ public final class KeyNarrowing {
     if (keyReads.isEmpty()) {
       return Optional.empty();
     }
-    List<Values> columns = new ArrayList<>();
-    for (int c = 0; c < key.columns().size(); c++) {
-      Set<Object> values = new LinkedHashSet<>();
-      boolean withNull = false;
-      for (Row row : touched.rows()) {
-        if (row.isNullAt(c)) {
-          withNull = true;
-        } else {
-          values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
-        }
-      }
-      columns.add(Values.of(touched.schema().fields()[c].dataType(), values, withNull));
-    }
+    List<Values> columns = touched.columns();
     List<Read> reads = new ArrayList<>();
     boolean[] narrowed = {false};
     LogicalPlan plan =
@@ -243,30 +277,35 @@ public final class KeyNarrowing {
    */
   private static Expression matches(Attribute attribute, Values values) {
     Expression in;
-    if (values.values().isEmpty()) {
+    if (values.min() == null) {
       in = Literal.create(false, DataTypes.BooleanType);
     } else {
       in =
           new And(
-              new InSet(attribute, io.floe.spark.Scala.set(values.values())),
-              new And(
-                  new GreaterThanOrEqual(attribute, new Literal(values.min(), attribute.dataType())),
-                  new LessThanOrEqual(attribute, new Literal(values.max(), attribute.dataType()))));
+              new GreaterThanOrEqual(attribute, new Literal(values.min(), attribute.dataType())),
+              new LessThanOrEqual(attribute, new Literal(values.max(), attribute.dataType())));
+      if (values.listed().isPresent()) {
+        in = new And(new InSet(attribute, io.floe.spark.Scala.set(values.listed().get())), in);
+      }
     }
     return values.withNull() ? new Or(in, new IsNull(attribute)) : in;
   }
 
   private static org.apache.iceberg.expressions.Expression icebergMatches(String column, Values values) {
-    List<Object> literals = new ArrayList<>();
-    values.values().forEach(v -> literals.add(icebergValue(v)));
-    org.apache.iceberg.expressions.Expression in =
-        literals.isEmpty()
-            ? Expressions.alwaysFalse()
-            : Expressions.and(
-                Expressions.in(column, literals),
-                Expressions.and(
-                    Expressions.greaterThanOrEqual(column, icebergValue(values.min())),
-                    Expressions.lessThanOrEqual(column, icebergValue(values.max()))));
+    org.apache.iceberg.expressions.Expression in;
+    if (values.min() == null) {
+      in = Expressions.alwaysFalse();
+    } else {
+      in =
+          Expressions.and(
+              Expressions.greaterThanOrEqual(column, icebergValue(values.min())),
+              Expressions.lessThanOrEqual(column, icebergValue(values.max())));
+      if (values.listed().isPresent()) {
+        List<Object> literals = new ArrayList<>();
+        values.listed().get().forEach(v -> literals.add(icebergValue(v)));
+        in = Expressions.and(Expressions.in(column, literals), in);
+      }
+    }
     return values.withNull() ? Expressions.or(in, Expressions.isNull(column)) : in;
   }
 

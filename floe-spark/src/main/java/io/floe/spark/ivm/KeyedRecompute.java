@@ -28,7 +28,8 @@ import org.apache.spark.sql.types.DataType;
  * The delta rule of a {@link KeyedShape}: the keys the change touches are read from the changed
  * rows of each source (a deleted row carries its old key, an inserted one its new key); the view
  * rows of those keys are replaced by the definition's rows for them at the new snapshot, read
- * from the sources' rows of those keys where {@link KeyNarrowing} can list them. The
+ * from the sources' rows of those keys (or of their range) where {@link KeyNarrowing} can filter
+ * the reads. The
  * result is a change of a {@link StorageLayout#ROWS} storage table: view rows with a weight and a
  * hash, merged like a linear definition's.
  */

@@ -456,8 +456,8 @@ public final class RefreshExecutor {
   private static String keyedReads(io.floe.spark.ivm.KeyedShape keyed) {
     String unit = keyed.operator().unit();
     return keyed.keys().size() == 1
-        ? "reading the source rows of those " + unit + "s alone (every row beyond "
-            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " " + unit + "s)"
+        ? "reading the source rows of those " + unit + "s alone (beyond "
+            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " " + unit + "s, the rows in their range)"
         : "reading every source row (a row has several " + unit + "s)";
   }
 
@@ -470,8 +470,8 @@ public final class RefreshExecutor {
       }
     }
     return !keys.isEmpty() && KeyNarrowing.narrows(analyzed, keys)
-        ? "reading the source rows of those groups alone (every row beyond "
-            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " groups)"
+        ? "reading the source rows of those groups alone (beyond "
+            + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " groups, the rows in their range)"
         : "reading every source row (no grouping column is a source column)";
   }
 

@@ -1022,6 +1022,38 @@ class IncrementalRefreshTest {
     assertRefreshedIncrementally(byExpression[0], byExpression[1]);
   }
 
+  /**
+   * Beyond the keys that are listed in the reads' filter, the reads are still narrowed to the
+   * touched keys' range: a change of 51,000 keys in the newest of four key ranges reads that
+   * range's file, for a window, a HAVING and a recomputed aggregate alike, and stays exact.
+   */
+  @org.junit.jupiter.api.Test
+  void beyondTheListedKeysTheReadsAreNarrowedToTheTouchedKeysRange() {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmrangenarrow");
+    spark.sql("CREATE TABLE big (k INT, v INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    int perFile = 55_000;
+    for (int range = 0; range < 4; range++) {
+      spark.sql("INSERT INTO big SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id % 7 AS INT)"
+          + " FROM range(" + range * perFile + ", " + (range + 1) * perFile + ")");
+    }
+    assertThat(spark.sql("SELECT * FROM lake." + ns + ".big.files").count()).isEqualTo(4);
+    String[][] keyed = {
+      {"latest", "SELECT k, v FROM (SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM big) WHERE rn = 1"},
+      {"kept", "SELECT k, SUM(v) AS total FROM big GROUP BY k HAVING SUM(v) > 2"},
+      {"flags", "SELECT k, bool_or(v > 5) AS high FROM big GROUP BY k"},
+    };
+    createIncremental(keyed);
+
+    int touched = 51_000;
+    assertThat(touched).isGreaterThan(KeyNarrowing.MAX_LISTED_KEYS);
+    spark.sql("UPDATE big SET v = v + 1 WHERE k >= " + 3 * perFile + " AND k < " + (3 * perFile + touched));
+    // The change (the newest file, read for its deleted positions, and the updated rows) and the
+    // recomputation (that file and the updated rows again); reading the table whole would add the
+    // 165,000 rows of the three older files.
+    assertEachReads(keyed, 2L * (perFile + touched));
+  }
+
   /** Refreshes each of {@code views}, asserting it is incremental, right, and read at most {@code rows} rows. */
   private void assertEachReads(String[][] views, long rows) {
     for (String[] mv : views) {
