@@ -279,7 +279,7 @@ public class DifferentialOracleTest {
     private void compactUpstreamStorage(OracleView upstream) {
       TableIdentifier storage = TableIdentifier.of(ns, upstream.name + "__storage");
       long before = iceberg().loadTable(storage).currentSnapshot().snapshotId();
-      execute("CALL lake.system.rewrite_data_files(table => '" + ns + "." + upstream.name + "__storage',"
+      execute("CALL lake.system.rewrite_data_files(table => 'lake." + ns + "." + upstream.name + "__storage',"
           + " options => map('rewrite-all', 'true'))");
       if (Objects.equals(upstream.verifiedStorageSnapshot, before)) {
         upstream.verifiedStorageSnapshot = iceberg().loadTable(storage).currentSnapshot().snapshotId();
@@ -305,7 +305,7 @@ public class DifferentialOracleTest {
 
     private void change(String table) {
       operations++;
-      execute(workload.randomChange(q(table), ns + "." + table));
+      execute(workload.randomChange(q(table), "lake." + ns + "." + table));
     }
 
     private String randomSource() {

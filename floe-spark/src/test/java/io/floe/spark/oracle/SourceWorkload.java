@@ -101,8 +101,8 @@ final class SourceWorkload {
     return "INSERT INTO " + table + " VALUES " + String.join(", ", rows);
   }
 
-  /** One random change of {@code table}: {@code qualifiedName} is its catalog-less name for CALL. */
-  String randomChange(String table, String namespaceAndName) {
+  /** One random change of {@code table}: {@code qualifiedName} is its name with the catalog, for CALL. */
+  String randomChange(String table, String qualifiedName) {
     int choice = random.nextInt(100);
     if (choice < 30) {
       return insert(table, 1 + random.nextInt(6));
@@ -117,7 +117,7 @@ final class SourceWorkload {
     if (choice < 90) {
       return merge(table);
     }
-    return "CALL lake.system.rewrite_data_files(table => '" + namespaceAndName + "', options => map('rewrite-all','true'))";
+    return "CALL lake.system.rewrite_data_files(table => '" + qualifiedName + "', options => map('rewrite-all','true'))";
   }
 
   /** MERGE of a few rows with distinct ids: matched rows are updated (or deleted), others inserted. */
