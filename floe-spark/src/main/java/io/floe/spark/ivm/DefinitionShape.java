@@ -157,6 +157,17 @@ public final class DefinitionShape {
     return roles;
   }
 
+  /** Positions of the grouping columns of an AGGREGATE definition ({@link ColumnRole#KEY}). */
+  public List<Integer> keyPositions() {
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < roles.size(); i++) {
+      if (roles.get(i) == ColumnRole.KEY) {
+        positions.add(i);
+      }
+    }
+    return positions;
+  }
+
   /** Positions of the SUM columns, which carry a hidden non-null count. */
   public List<Integer> sumPositions() {
     List<Integer> positions = new ArrayList<>();

@@ -752,13 +752,7 @@ public final class IncrementalRefresh {
 
   static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
     List<String> view = mv.viewColumns();
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < view.size(); i++) {
-      if (shape.roles().get(i) == ColumnRole.KEY) {
-        keys.add(view.get(i));
-      }
-    }
-    return keys;
+    return shape.keyPositions().stream().map(view::get).collect(Collectors.toList());
   }
 
   /**
@@ -877,11 +871,7 @@ public final class IncrementalRefresh {
   /** The grouping columns {@code keys} as a key of the rows read, by their positions there. */
   private static KeyedShape.Key groupKey(Dataset<Row> rows, List<String> keys) {
     List<String> columns = Arrays.asList(rows.columns());
-    List<KeyedShape.KeyColumn> key = new ArrayList<>();
-    for (String k : keys) {
-      key.add(new KeyedShape.KeyColumn(List.of(columns.indexOf(k)), Map.of()));
-    }
-    return new KeyedShape.Key(key);
+    return KeyedShape.Key.ofPositions(keys.stream().map(columns::indexOf).collect(Collectors.toList()));
   }
 
   /**

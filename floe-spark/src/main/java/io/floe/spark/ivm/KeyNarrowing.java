@@ -74,7 +74,7 @@ public final class KeyNarrowing {
    * among them.
    */
   private record Values(DataType type, Optional<Set<Object>> listed, Object min, Object max, boolean withNull) {
-    static Values listed(DataType type, Set<Object> values, boolean withNull) {
+    static Values of(DataType type, Set<Object> values, boolean withNull) {
       return new Values(type, Optional.of(values), least(values, 1), least(values, -1), withNull);
     }
   }
@@ -114,7 +114,7 @@ public final class KeyNarrowing {
               values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
             }
           }
-          columns.add(Values.listed(schema.fields()[c].dataType(), values, withNull));
+          columns.add(Values.of(schema.fields()[c].dataType(), values, withNull));
         }
         return Optional.of(new Touched(columns));
       }
@@ -202,9 +202,7 @@ public final class KeyNarrowing {
    * every row has a type compared by value.
    */
   public static boolean narrows(LogicalPlan analyzed, List<Integer> keyPositions) {
-    List<KeyedShape.KeyColumn> columns = new ArrayList<>();
-    keyPositions.forEach(p -> columns.add(new KeyedShape.KeyColumn(List.of(p), Map.of())));
-    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, new KeyedShape.Key(columns));
+    Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, KeyedShape.Key.ofPositions(keyPositions));
     boolean[] found = {false};
     analyzed.foreachWithSubqueries(
         node -> {

@@ -88,7 +88,14 @@ public final class KeyedShape {
   public record KeyColumn(List<Integer> positions, Map<String, String> sourceColumns) {}
 
   /** A view row is recomputed when its values of these columns are those of a changed source row. */
-  public record Key(List<KeyColumn> columns) {}
+  public record Key(List<KeyColumn> columns) {
+    /** The key of one view column at each of {@code positions}, without source columns. */
+    static Key ofPositions(List<Integer> positions) {
+      List<KeyColumn> columns = new ArrayList<>();
+      positions.forEach(p -> columns.add(new KeyColumn(List.of(p), Map.of())));
+      return new Key(columns);
+    }
+  }
 
   /** Whether a definition is keyed, and if it is not, why. */
   public record Verdict(Optional<KeyedShape> shape, String reason) {}

@@ -463,12 +463,7 @@ public final class RefreshExecutor {
 
   /** What recomputing groups reads of the sources: the rows of those groups where a grouping column is a source column. */
   private static String groupReads(LogicalPlan analyzed, DefinitionShape shape) {
-    List<Integer> keys = new ArrayList<>();
-    for (int i = 0; i < shape.roles().size(); i++) {
-      if (shape.roles().get(i) == ColumnRole.KEY) {
-        keys.add(i);
-      }
-    }
+    List<Integer> keys = shape.keyPositions();
     return !keys.isEmpty() && KeyNarrowing.narrows(analyzed, keys)
         ? "reading the source rows of those groups alone (beyond "
             + String.format(Locale.ROOT, "%,d", KeyNarrowing.MAX_LISTED_KEYS) + " groups, the rows in their range)"
