@@ -18,6 +18,7 @@ import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.CalendarIntervalType;
@@ -154,6 +155,12 @@ public final class DistinctState {
             .agg(sum(col(ROWS)).as(ROWS))
             .filter(col(ROWS).notEqual(0));
     Dataset<Row> both = attach(groups, maps(net, keys, CHANGE), keys, CHANGE, column);
+    DataType stateType = both.schema().apply(state).dataType();
+    if (ValueCountMerge.merges(stateType) && stateType.sameType(both.schema().apply(CHANGE).dataType())) {
+      Column merged = ExpressionUtils.column(
+          new ValueCountMerge(ExpressionUtils.expression(col(StorageLayout.quote(state))), ExpressionUtils.expression(col(CHANGE))));
+      return both.withColumn(state, merged).drop(CHANGE);
+    }
     // A count that is no longer positive becomes NULL and is filtered out. The map's values stay
     // nullable, as in the storage schema, so the plan's type does not change when it is optimized.
     Column merged =

@@ -783,8 +783,8 @@ public final class IncrementalRefresh {
 
   /**
    * Why a definition with COUNT(DISTINCT) columns should refresh in full: the refresh reads and
-   * rewrites the value maps of every group the change touches, and when those maps hold a quarter
-   * or more as many entries as the sources have rows (a change touching most groups of a
+   * rewrites the value maps of every group the change touches, and when those maps hold half or
+   * more as many entries as the sources have rows (a change touching most groups of a
    * high-cardinality count), that costs more than aggregating the sources again. The entries are
    * the stored COUNT(DISTINCT) values of the touched groups, read from the storage's plain columns.
    * Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and is off with {@link
@@ -811,12 +811,16 @@ public final class IncrementalRefresh {
       return Optional.empty();
     }
     return Optional.of(
-        "the groups the change touches keep " + kept + " distinct values for COUNT(DISTINCT), a quarter or more of the "
+        "the groups the change touches keep " + kept + " distinct values for COUNT(DISTINCT), half or more of the "
             + sourceRows + " source rows; rewriting their value maps costs more than a full refresh");
   }
 
-  /** About how many source rows a full refresh aggregates in the time it takes to rewrite one map entry. */
-  private static final long DISTINCT_ENTRY_COST = 4;
+  /**
+   * About how many source rows a full refresh aggregates in the time an incremental one reads, merges
+   * and rewrites one map entry: at a million source rows and 540,000 entries the two took about as
+   * long, and at three million rows and 1.16 million entries the incremental one took half the time.
+   */
+  private static final long DISTINCT_ENTRY_COST = 2;
 
   /**
    * The new rows of the {@code groups} (distinct key rows) recomputed from every source row at the
