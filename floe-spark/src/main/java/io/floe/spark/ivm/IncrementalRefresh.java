@@ -171,7 +171,10 @@ public final class IncrementalRefresh {
           new Source(source.name(), source.materializedView(), source.table(),
               from == null ? Optional.empty() : Optional.ofNullable(source.table().snapshot(from))));
       moved.add(i);
-      zsets.add(logicalRows(delta.zset(), source));
+      // A small change is processed in one task: the aggregates and joins over it then need no
+      // shuffle, each of which costs a Spark job, where the rows would take milliseconds.
+      Dataset<Row> zset = delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS ? delta.zset().coalesce(1) : delta.zset();
+      zsets.add(logicalRows(zset, source));
       appends.add(delta.kind() == ChangeKind.APPEND_ONLY);
     }
     ExpectationCheck check = new ExpectationCheck(mv);
@@ -255,6 +258,12 @@ public final class IncrementalRefresh {
       spark.catalog().dropTempView(changes);
     }
   }
+
+  /**
+   * Up to how many rows a source's change may be read from and still be processed in one task: far
+   * fewer than a task handles in the time a shuffle between two tasks costs.
+   */
+  private static final long SINGLE_TASK_CHANGE_ROWS = 100_000;
 
   /** The definition's change, as the rows it gains and the rows it loses (each repeated). */
   private record Terms(Dataset<Row> inserted, Dataset<Row> deleted) {}
