@@ -159,20 +159,19 @@ public final class DefinitionShape {
 
   /** Positions of the grouping columns of an AGGREGATE definition ({@link ColumnRole#KEY}). */
   public List<Integer> keyPositions() {
-    List<Integer> positions = new ArrayList<>();
-    for (int i = 0; i < roles.size(); i++) {
-      if (roles.get(i) == ColumnRole.KEY) {
-        positions.add(i);
-      }
-    }
-    return positions;
+    return positionsOf(ColumnRole.KEY);
   }
 
   /** Positions of the SUM columns, which carry a hidden non-null count. */
   public List<Integer> sumPositions() {
+    return positionsOf(ColumnRole.SUM);
+  }
+
+  /** Positions of the output columns in {@code role}, ascending. */
+  private List<Integer> positionsOf(ColumnRole role) {
     List<Integer> positions = new ArrayList<>();
     for (int i = 0; i < roles.size(); i++) {
-      if (roles.get(i) == ColumnRole.SUM) {
+      if (roles.get(i) == role) {
         positions.add(i);
       }
     }
