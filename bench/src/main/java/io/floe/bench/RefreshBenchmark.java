@@ -701,6 +701,7 @@ public final class RefreshBenchmark {
 
     r.append("Workload\n");
     r.append("  Bronze: generated ride-sharing trips (seeded), Iceberg format v2, merge-on-read deletes/updates/merges.\n");
+    r.append("  MV storage: Floe's defaults (Iceberg format v3: a refresh's deletes are deletion vectors).\n");
     r.append("  Silver MV: the seed's mv_trips_silver (filters, CASTs, CASE columns) over Bronze.\n");
     r.append("  Gold MV:   the seed's mv_city_daily_metrics (GROUP BY city, DATE(trip_start_timestamp);\n");
     r.append("             COUNT(*), COUNT(DISTINCT driver_id), COUNT(DISTINCT rider_id), 3 SUMs) over Silver.\n");

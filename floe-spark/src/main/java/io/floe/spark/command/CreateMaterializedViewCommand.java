@@ -284,7 +284,11 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
 
   private void createStorageTable(SparkSession spark, ResolvedName mv, ResolvedName storage, StructType schema) {
     Map<String, String> properties = new LinkedHashMap<>();
-    properties.put("format-version", "2");
+    // Format 3 keeps a refresh's deletes as deletion vectors: one Puffin file for all the data
+    // files a refresh deletes from, each file's vector merged with its last. Format 2 keeps one
+    // position delete file per data file, so a change spread over the storage read and rewrote
+    // one delete file per storage data file, in one task, on every refresh.
+    properties.put("format-version", "3");
     // Refreshes change few rows of a large table: write deletes as delete files, not rewrites.
     properties.put("write.delete.mode", "merge-on-read");
     properties.put("write.update.mode", "merge-on-read");

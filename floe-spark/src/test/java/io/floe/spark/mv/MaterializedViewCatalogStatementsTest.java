@@ -318,8 +318,33 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     assertThat(errorOf("CREATE MATERIALIZED VIEW v1 TBLPROPERTIES ('floe.compaction.small-files' = '0') AS " + QUERY))
         .contains("'floe.compaction.small-files' = '0' must be a positive whole number");
     assertThat(viewExists("v1")).isFalse();
-    sql("CREATE MATERIALIZED VIEW v3 TBLPROPERTIES ('format-version' = '3', 'floe.compaction.enabled' = 'FALSE') AS " + QUERY);
-    assertSameRows("SELECT * FROM v3", QUERY, 2);
+    sql("CREATE MATERIALIZED VIEW v2 TBLPROPERTIES ('format-version' = '2', 'floe.compaction.enabled' = 'FALSE') AS " + QUERY);
+    assertSameRows("SELECT * FROM v2", QUERY, 2);
+    assertThat(formatVersion("v2__storage")).isEqualTo(2);
+  }
+
+  @Test
+  void aStorageTableIsFormatThreeUnlessToldOtherwiseAndAlterUpgradesIt() {
+    sql("CREATE MATERIALIZED VIEW v AS " + QUERY);
+    assertThat(formatVersion("v__storage")).isEqualTo(3);
+    sql("CREATE MATERIALIZED VIEW old TBLPROPERTIES ('format-version' = '2') AS " + QUERY);
+    assertThat(formatVersion("old__storage")).isEqualTo(2);
+    // A position delete file (format 2) on the storage's data file, then a deletion vector for the
+    // same file after the upgrade: the vector takes over the file's earlier deletes.
+    sql("INSERT INTO orders VALUES (3, 'Tokyo')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW old").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    sql("ALTER MATERIALIZED VIEW old SET TBLPROPERTIES ('format-version' = '3')");
+    assertThat(formatVersion("old__storage")).isEqualTo(3);
+    sql("DELETE FROM orders WHERE region = 'Osaka'");
+    sql("INSERT INTO orders VALUES (9, 'Nara')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW old").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM old", QUERY, 2);
+    assertThat(sql("REFRESH MATERIALIZED VIEW v").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM v", QUERY, 2);
+  }
+
+  private int formatVersion(String table) {
+    return ((org.apache.iceberg.HasTableOperations) table(table)).operations().current().formatVersion();
   }
 
   // ---- SHOW MATERIALIZED VIEWS / SHOW VIEWS ----
