@@ -5,9 +5,24 @@ import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.min;
 import static org.apache.spark.sql.functions.when;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.util.DateTimeUtil;
+import org.apache.iceberg.util.PropertyUtil;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -99,6 +114,73 @@ final class ChangeBounds {
       }
     }
     return conditions.isEmpty() ? Optional.empty() : Optional.of(String.join(" AND ", conditions));
+  }
+
+  /**
+   * Whether the bounds in {@code row} (as for {@link #condition}) leave out any data file of
+   * {@code table} at {@code snapshot}, by the files' column bounds in its manifests. When they
+   * leave out none, the condition would only make the MERGE read its columns to drop no row: a
+   * change spread over the whole range of a clustering column, say.
+   */
+  boolean excludesFiles(Table table, Snapshot snapshot, Row row, int offset) {
+    Expression filter = Expressions.alwaysTrue();
+    for (int i = 0; i < columns.size(); i++) {
+      int at = offset + 3 * i;
+      if (row.isNullAt(at + 2)) {
+        return true; // no change rows: there is no condition anyway
+      }
+      Object least = row.get(at);
+      Object greatest = row.get(at + 1);
+      String name = columns.get(i);
+      Expression column;
+      if (least == null) {
+        column = Expressions.isNull(name);
+      } else if (!(least instanceof String) || (ascii((String) least) && ascii((String) greatest))) {
+        column = Expressions.and(
+            Expressions.greaterThanOrEqual(name, icebergValue(least)),
+            Expressions.lessThanOrEqual(name, icebergValue(greatest)));
+        if (row.getBoolean(at + 2)) {
+          column = Expressions.or(column, Expressions.isNull(name));
+        }
+      } else {
+        continue;
+      }
+      filter = Expressions.and(filter, column);
+    }
+    long total = PropertyUtil.propertyAsLong(snapshot.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP, -1);
+    if (total < 0) {
+      return true; // a snapshot that does not count its files: keep the condition, always correct
+    }
+    long kept = 0;
+    try (CloseableIterable<FileScanTask> tasks =
+        table.newScan().useSnapshot(snapshot.snapshotId()).caseSensitive(false).filter(filter).ignoreResiduals().planFiles()) {
+      for (FileScanTask ignored : tasks) {
+        kept++;
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list the data files of " + table.name(), e);
+    } catch (ValidationException e) {
+      return true; // a column Iceberg resolves differently: keep the condition, always correct
+    }
+    return kept < total;
+  }
+
+  /** A value of a {@link #prunable} type as Iceberg's expressions take it. */
+  private static Object icebergValue(Object value) {
+    if (value instanceof java.sql.Date date) {
+      return DateTimeUtil.daysFromDate(date.toLocalDate());
+    } else if (value instanceof LocalDate date) {
+      return DateTimeUtil.daysFromDate(date);
+    } else if (value instanceof java.sql.Timestamp timestamp) {
+      return DateTimeUtil.microsFromInstant(timestamp.toInstant());
+    } else if (value instanceof Instant instant) {
+      return DateTimeUtil.microsFromInstant(instant);
+    } else if (value instanceof LocalDateTime timestamp) {
+      return DateTimeUtil.microsFromTimestamp(timestamp);
+    } else if (value instanceof Byte || value instanceof Short) {
+      return ((Number) value).intValue();
+    }
+    return value; // Integer, Long, BigDecimal, String
   }
 
   private static boolean ascii(String value) {

@@ -217,7 +217,7 @@ public final class IncrementalRefresh {
         Dataset<Row> rows =
             groupChange(mv, shape, readSnapshot, pinned, terms, distinct, keys, affected, rowsRead);
         rows.createOrReplaceTempView(changes);
-        summary = groupSummary(rows, keys);
+        summary = groupSummary(rows, keys, storage, readSnapshot);
         merge = StorageMerge.of(groupMerge(mv, shape, changes, summary.bounds()));
       } else {
         Dataset<Row> rows;
@@ -247,7 +247,7 @@ public final class IncrementalRefresh {
           rows = linearChange(mv, inserted, deleted);
         }
         rows.createOrReplaceTempView(changes);
-        summary = linearSummary(mv, rows);
+        summary = linearSummary(mv, rows, storage, readSnapshot);
         merge = linearMerge(mv, changes, rows.schema(), changedKeys(rows), summary.bounds());
         feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
       }
@@ -564,20 +564,30 @@ public final class IncrementalRefresh {
    */
   private record Summary(long written, long removed, Optional<String> bounds) {}
 
-  /** The summary of a change, from one pass over it: two counts and the matched columns' bounds. */
-  private static Summary summarize(Dataset<Row> change, Column written, Column removed, List<String> matched) {
+  /**
+   * The summary of a change, from one pass over it: two counts and the matched columns' bounds,
+   * kept only when they leave out a data file of the storage at {@code readSnapshot} (the bounds
+   * of a change spread over the storage's whole range would only make the MERGE read their
+   * columns to drop nothing).
+   */
+  private static Summary summarize(
+      Dataset<Row> change, Column written, Column removed, List<String> matched, Table storage, Snapshot readSnapshot) {
     ChangeBounds bounds = ChangeBounds.of(change, matched);
     List<Column> more = new ArrayList<>(List.of(coalesce(removed, lit(0L))));
     more.addAll(bounds.aggregates());
     Row row = change.agg(coalesce(written, lit(0L)), more.toArray(new Column[0])).first();
-    return new Summary(row.getLong(0), row.getLong(1), bounds.condition(row, 2, "t"));
+    Optional<String> condition = bounds.condition(row, 2, "t");
+    if (condition.isPresent() && readSnapshot != null && !bounds.excludesFiles(storage, readSnapshot, row, 2)) {
+      condition = Optional.empty();
+    }
+    return new Summary(row.getLong(0), row.getLong(1), condition);
   }
 
   /**
    * The summary of a change of plain rows, bounded by the column the storage is clustered by: the
    * bounds of other columns rarely prune files and each costs the aggregate three more columns.
    */
-  private static Summary linearSummary(MaterializedView mv, Dataset<Row> change) {
+  private static Summary linearSummary(MaterializedView mv, Dataset<Row> change, Table storage, Snapshot readSnapshot) {
     List<StructField> view = new ArrayList<>();
     for (String column : mv.viewColumns()) {
       view.add(change.schema().apply(column));
@@ -588,7 +598,9 @@ public final class IncrementalRefresh {
         change,
         sum(when(col(WEIGHT).gt(0), col(WEIGHT))),
         sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))),
-        clustering);
+        clustering,
+        storage,
+        readSnapshot);
   }
 
   /**
@@ -988,12 +1000,14 @@ public final class IncrementalRefresh {
     return rows.select(columns.toArray(new Column[0]));
   }
 
-  private static Summary groupSummary(Dataset<Row> change, List<String> keys) {
+  private static Summary groupSummary(Dataset<Row> change, List<String> keys, Table storage, Snapshot readSnapshot) {
     return summarize(
         change,
         sum(when(col(DELETE), lit(0L)).otherwise(lit(1L))),
         sum(when(col(DELETE), lit(1L)).otherwise(lit(0L))),
-        keys);
+        keys,
+        storage,
+        readSnapshot);
   }
 
   private static String groupMerge(MaterializedView mv, DefinitionShape shape, String changes, Optional<String> bounds) {

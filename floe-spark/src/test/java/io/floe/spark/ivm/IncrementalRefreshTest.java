@@ -325,10 +325,22 @@ class IncrementalRefreshTest {
       spark.sql("DELETE FROM ev WHERE id = 3962");
       spark.sql("INSERT INTO ev VALUES (4001, 'n4001', timestamp_seconds(1700240060), 1.00, 0.5D)");
       Row[] refreshed = new Row[1];
-      List<Long> scanned = storageFilesScannedBy(() -> refreshed[0] = refresh("recent"), "recent__storage");
+      List<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> scans =
+          storageScansBy(() -> refreshed[0] = refresh("recent"), "recent__storage");
       assertThat(refreshed[0].getString(1)).isEqualTo("INCREMENTAL");
       assertMatches("recent", definition);
-      assertThat(scanned).as("data files read by each scan of the storage").isNotEmpty().allMatch(read -> read == 1L);
+      assertThat(scans).as("storage scans").isNotEmpty();
+      assertThat(scans).as("data files read by each scan of the storage").allMatch(scan -> filesRead(scan) == 1L);
+      assertThat(scans).as("columns read by each scan of the storage").allMatch(scan -> columnsRead(scan).contains("at"));
+
+      // A change at both ends of the range leaves out no storage file: the MERGE does not read the
+      // clustering column then, to test a range that every stored row is in.
+      spark.sql("UPDATE ev SET amount = amount + 1 WHERE id IN (5, 3993)");
+      scans = storageScansBy(() -> refreshed[0] = refresh("recent"), "recent__storage");
+      assertThat(refreshed[0].getString(1)).isEqualTo("INCREMENTAL");
+      assertMatches("recent", definition);
+      assertThat(scans).as("storage scans").isNotEmpty();
+      assertThat(scans).as("columns read by each scan of the storage").noneMatch(scan -> columnsRead(scan).contains("at"));
 
       // NULLs, a non-ASCII string and an old row: the bounds widen, the result stays exact.
       spark.sql("INSERT INTO ev VALUES (NULL, 'ñandú', NULL, NULL, NULL), (4002, NULL, timestamp_seconds(1700000000), 2.00, 1.0D)");
@@ -505,10 +517,21 @@ class IncrementalRefreshTest {
   }
 
   /** Data files each scan of {@code storageTable} read in the statements {@code action} ran. */
-  private List<Long> storageFilesScannedBy(Runnable action, String storageTable) throws java.util.concurrent.TimeoutException {
-    List<Long> scanned = new java.util.concurrent.CopyOnWriteArrayList<>();
-    onStorageScans(action, storageTable, scan -> scanned.add(scan.metrics().get("resultDataFiles").get().value()));
-    return scanned;
+  private List<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> storageScansBy(Runnable action, String storageTable)
+      throws java.util.concurrent.TimeoutException {
+    List<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> scans = new java.util.concurrent.CopyOnWriteArrayList<>();
+    onStorageScans(action, storageTable, scans::add);
+    return scans;
+  }
+
+  private static long filesRead(org.apache.spark.sql.execution.datasources.v2.BatchScanExec scan) {
+    return scan.metrics().get("resultDataFiles").get().value();
+  }
+
+  private static List<String> columnsRead(org.apache.spark.sql.execution.datasources.v2.BatchScanExec scan) {
+    return scala.jdk.javaapi.CollectionConverters.asJava(scan.output()).stream()
+        .map(org.apache.spark.sql.catalyst.expressions.Attribute::name)
+        .collect(java.util.stream.Collectors.toList());
   }
 
   /** Runs {@code action}, passing each scan of {@code storageTable} its statements ran to {@code onScan}. */
