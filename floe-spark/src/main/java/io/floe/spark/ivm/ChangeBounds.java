@@ -43,6 +43,7 @@ import org.apache.spark.sql.types.TimestampType;
  * changes which storage files a MERGE reads, never its result: Iceberg skips the files whose column
  * bounds lie outside it. That is what makes a change of recent rows (new trips, late corrections)
  * read only the few storage files holding them when the storage is clustered by such a column.
+ * A condition that leaves out no file, as the storage's manifests tell, is not given at all.
  *
  * <p>Only types whose order Spark and Iceberg's file bounds agree on are used: integers, decimals,
  * dates, timestamps, and strings whose bounds are ASCII (Java's UTF-16 order and UTF-8's byte
@@ -93,10 +94,15 @@ final class ChangeBounds {
 
   /**
    * The condition on {@code alias}'s columns from a row holding {@link #aggregates()} from position
-   * {@code offset}; empty when no column bounds anything (no change rows, or nothing prunable).
+   * {@code offset}, when it leaves out a data file of {@code storage} at {@code snapshot} by the
+   * files' column bounds in its manifests; empty when no column bounds anything (no change rows,
+   * or nothing prunable) or when every file is in the bounds (a change spread over the whole range
+   * of a clustering column, say), where the condition would only make the MERGE read its columns
+   * to drop no row.
    */
-  Optional<String> condition(Row row, int offset, String alias) {
+  Optional<String> condition(Row row, int offset, String alias, Table storage, Snapshot snapshot) {
     List<String> conditions = new ArrayList<>();
+    Expression filter = Expressions.alwaysTrue();
     for (int i = 0; i < columns.size(); i++) {
       int at = offset + 3 * i;
       Object least = row.get(at);
@@ -105,48 +111,28 @@ final class ChangeBounds {
         return Optional.empty(); // no change rows at all
       }
       boolean nulls = row.getBoolean(at + 2);
-      String ref = alias + "." + StorageLayout.quote(columns.get(i));
+      String name = columns.get(i);
+      String ref = alias + "." + StorageLayout.quote(name);
       if (least == null) {
         conditions.add(ref + " IS NULL");
+        filter = Expressions.and(filter, Expressions.isNull(name));
       } else if (!(least instanceof String) || (ascii((String) least) && ascii((String) greatest))) {
         String range = ref + " >= " + literal(least, types.get(i)) + " AND " + ref + " <= " + literal(greatest, types.get(i));
         conditions.add(nulls ? "(" + range + " OR " + ref + " IS NULL)" : range);
-      }
-    }
-    return conditions.isEmpty() ? Optional.empty() : Optional.of(String.join(" AND ", conditions));
-  }
-
-  /**
-   * Whether the bounds in {@code row} (as for {@link #condition}) leave out any data file of
-   * {@code table} at {@code snapshot}, by the files' column bounds in its manifests. When they
-   * leave out none, the condition would only make the MERGE read its columns to drop no row: a
-   * change spread over the whole range of a clustering column, say.
-   */
-  boolean excludesFiles(Table table, Snapshot snapshot, Row row, int offset) {
-    Expression filter = Expressions.alwaysTrue();
-    for (int i = 0; i < columns.size(); i++) {
-      int at = offset + 3 * i;
-      if (row.isNullAt(at + 2)) {
-        return true; // no change rows: there is no condition anyway
-      }
-      Object least = row.get(at);
-      Object greatest = row.get(at + 1);
-      String name = columns.get(i);
-      Expression column;
-      if (least == null) {
-        column = Expressions.isNull(name);
-      } else if (!(least instanceof String) || (ascii((String) least) && ascii((String) greatest))) {
-        column = Expressions.and(
+        Expression inRange = Expressions.and(
             Expressions.greaterThanOrEqual(name, icebergValue(least)),
             Expressions.lessThanOrEqual(name, icebergValue(greatest)));
-        if (row.getBoolean(at + 2)) {
-          column = Expressions.or(column, Expressions.isNull(name));
-        }
-      } else {
-        continue;
+        filter = Expressions.and(filter, nulls ? Expressions.or(inRange, Expressions.isNull(name)) : inRange);
       }
-      filter = Expressions.and(filter, column);
     }
+    if (conditions.isEmpty() || !excludesFiles(storage, snapshot, filter)) {
+      return Optional.empty();
+    }
+    return Optional.of(String.join(" AND ", conditions));
+  }
+
+  /** Whether {@code filter} leaves out any data file of {@code table} at {@code snapshot}. */
+  private static boolean excludesFiles(Table table, Snapshot snapshot, Expression filter) {
     long total = PropertyUtil.propertyAsLong(snapshot.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP, -1);
     if (total < 0) {
       return true; // a snapshot that does not count its files: keep the condition, always correct

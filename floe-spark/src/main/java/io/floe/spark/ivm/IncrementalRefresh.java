@@ -576,11 +576,7 @@ public final class IncrementalRefresh {
     List<Column> more = new ArrayList<>(List.of(coalesce(removed, lit(0L))));
     more.addAll(bounds.aggregates());
     Row row = change.agg(coalesce(written, lit(0L)), more.toArray(new Column[0])).first();
-    Optional<String> condition = bounds.condition(row, 2, "t");
-    if (condition.isPresent() && readSnapshot != null && !bounds.excludesFiles(storage, readSnapshot, row, 2)) {
-      condition = Optional.empty();
-    }
-    return new Summary(row.getLong(0), row.getLong(1), condition);
+    return new Summary(row.getLong(0), row.getLong(1), bounds.condition(row, 2, "t", storage, readSnapshot));
   }
 
   /**

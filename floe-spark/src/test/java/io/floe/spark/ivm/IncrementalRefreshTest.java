@@ -516,7 +516,7 @@ class IncrementalRefreshTest {
     return read;
   }
 
-  /** Data files each scan of {@code storageTable} read in the statements {@code action} ran. */
+  /** The scans of {@code storageTable} in the statements {@code action} ran. */
   private List<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> storageScansBy(Runnable action, String storageTable)
       throws java.util.concurrent.TimeoutException {
     List<org.apache.spark.sql.execution.datasources.v2.BatchScanExec> scans = new java.util.concurrent.CopyOnWriteArrayList<>();
