@@ -74,15 +74,23 @@ final class PositionCapture {
     if (changed.isEmpty()) {
       return new PositionCapture(files, positions, wholeFile);
     }
-    DeletedPositions deleted = DeletedPositions.of(table);
+    List<TouchedFiles.DeletesChanged> compared = new ArrayList<>();
+    List<FileScanTask> loaded = new ArrayList<>();
     for (TouchedFiles.DeletesChanged pair : changed) {
       if (!onlyPositionDeletes(pair.atFrom()) || !onlyPositionDeletes(pair.atTo())) {
         wholeFile.add(pair);
-        continue;
+      } else {
+        compared.add(pair);
+        loaded.add(pair.atFrom());
+        loaded.add(pair.atTo());
       }
+    }
+    List<PositionDeleteIndex> indexes = DeletedPositions.of(table).in(loaded);
+    for (int i = 0; i < compared.size(); i++) {
+      TouchedFiles.DeletesChanged pair = compared.get(i);
       String location = pair.atTo().file().location();
-      PositionDeleteIndex before = deleted.in(pair.atFrom());
-      PositionDeleteIndex after = deleted.in(pair.atTo());
+      PositionDeleteIndex before = indexes.get(2 * i);
+      PositionDeleteIndex after = indexes.get(2 * i + 1);
       List<Row> added = new ArrayList<>();
       boolean[] undeleted = {false};
       before.forEach(position -> undeleted[0] |= !after.isDeleted(position));
