@@ -802,8 +802,9 @@ public final class IncrementalRefresh {
    * Why a definition with COUNT(DISTINCT) columns should refresh in full: the refresh reads and
    * rewrites the value maps of every group the change touches, and when those maps hold half or
    * more as many entries as the sources have rows (a change touching most groups of a
-   * high-cardinality count), that costs more than aggregating the sources again. The entries are
-   * the stored COUNT(DISTINCT) values of the touched groups, read from the storage's plain columns.
+   * high-cardinality count), that costs as much as aggregating the sources again, or more. The
+   * entries are the stored COUNT(DISTINCT) values of the touched groups, read from the storage's
+   * plain columns.
    * Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and is off with {@link
    * #DELTA_THRESHOLD_CHECK}.
    */
@@ -829,7 +830,7 @@ public final class IncrementalRefresh {
     }
     return Optional.of(
         "the groups the change touches keep " + kept + " distinct values for COUNT(DISTINCT), half or more of the "
-            + sourceRows + " source rows; rewriting their value maps costs more than a full refresh");
+            + sourceRows + " source rows; rewriting their value maps costs as much as a full refresh or more");
   }
 
   /**
