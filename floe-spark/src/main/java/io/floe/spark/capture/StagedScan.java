@@ -54,6 +54,7 @@ final class StagedScan implements AutoCloseable {
   /** Stages {@code tasks} (not empty) of {@code table} for a read in {@code schema}. */
   static StagedScan stage(SparkSession spark, Table table, Schema schema, List<FileScanTask> tasks) {
     Table readTable = withCurrentSchema(table, schema);
+    long splitSize = splitSize(readTable.properties(), tasks, spark.sparkContext().defaultParallelism());
     String setId = "floe-capture-" + UUID.randomUUID();
     // Iceberg's source resolves the load path through the table cache, and its staged scan then
     // fetches the tasks staged for that table under the same id.
@@ -64,7 +65,7 @@ final class StagedScan implements AutoCloseable {
       SparkTableCache.get().remove(setId);
       throw e;
     }
-    return new StagedScan(spark, readTable, setId, splitSize(readTable.properties(), tasks, spark.sparkContext().defaultParallelism()));
+    return new StagedScan(spark, readTable, setId, splitSize);
   }
 
   /**
@@ -76,7 +77,7 @@ final class StagedScan implements AutoCloseable {
    * at changed positions: it is bound by the cores, not by the reads. Iceberg's split size (128 MB)
    * packs three 42 MB files into a task, and a file of one row group cannot be split further: ten
    * such files make four tasks, which two cores run in the time of six files, and three make one
-   * task that leaves a core idle. A task per file takes the time of five files and of two. Files
+   * task that leaves a core idle. One task per file takes the time of five files, and of two. Files
    * smaller than the split size are still packed together, each counted at least at the open-file
    * cost, so a change spread over many small files does not become a task per file.
    */
