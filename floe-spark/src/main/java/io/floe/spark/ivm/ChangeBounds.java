@@ -13,7 +13,8 @@ import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FindFiles;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -131,16 +132,20 @@ final class ChangeBounds {
     return Optional.of(String.join(" AND ", conditions));
   }
 
-  /** Whether {@code filter} leaves out any data file of {@code table} at {@code snapshot}. */
+  /**
+   * Whether {@code filter} leaves out any data file of {@code table} at {@code snapshot}. Only the
+   * data manifests are read, in this thread: a scan plan would also load every delete file of the
+   * storage and wait for Iceberg's worker pool, to answer a question about data files alone.
+   */
   private static boolean excludesFiles(Table table, Snapshot snapshot, Expression filter) {
     long total = PropertyUtil.propertyAsLong(snapshot.summary(), SnapshotSummary.TOTAL_DATA_FILES_PROP, -1);
     if (total < 0) {
       return true; // a snapshot that does not count its files: keep the condition, always correct
     }
     long kept = 0;
-    try (CloseableIterable<FileScanTask> tasks =
-        table.newScan().useSnapshot(snapshot.snapshotId()).caseSensitive(false).filter(filter).ignoreResiduals().planFiles()) {
-      for (FileScanTask ignored : tasks) {
+    try (CloseableIterable<DataFile> files =
+        FindFiles.in(table).inSnapshot(snapshot.snapshotId()).caseInsensitive().withRecordsMatching(filter).collect()) {
+      for (DataFile ignored : files) {
         kept++;
       }
     } catch (IOException e) {
