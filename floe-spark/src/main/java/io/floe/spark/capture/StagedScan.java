@@ -70,8 +70,8 @@ final class StagedScan implements AutoCloseable {
 
   /**
    * The split size that packs {@code tasks} into at least {@value #TASKS_PER_CORE} Spark tasks per
-   * core where their files allow, never above the table's own split size nor below an eighth of
-   * Iceberg's default.
+   * core where their files allow: never above the table's own split size, and never below an
+   * eighth of Iceberg's default unless the table's own is smaller still.
    *
    * <p>A capture decodes every row of the files it reads, in each column it reads, to keep the few
    * at changed positions: it is bound by the cores, not by the reads. Iceberg's split size (128 MB)
