@@ -137,6 +137,17 @@ class SqlCommandTest {
   }
 
   @Test
+  void classArchiveTrainingScriptRunsOnAFreshWarehouse() {
+    // bin/floe runs this script once after each build to archive the classes commands load; a
+    // statement that fails there leaves every command to start without the archive.
+    Path script = Path.of("").toAbsolutePath().resolveSibling("bin").resolve("class-archive-training.sql");
+    Run run = floe("--format", "csv", "--no-timing", "-f", script.toString());
+    assertThat(run.err()).isEmpty();
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out()).contains("lake.training.silver,INCREMENTAL").endsWith("id,city,fare\n1,A,10.0\n");
+  }
+
+  @Test
   void threePartNamesAndUseWork() {
     Run run =
         floe(
