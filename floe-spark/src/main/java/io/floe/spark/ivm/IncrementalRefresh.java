@@ -149,10 +149,15 @@ public final class IncrementalRefresh {
               .orElseGet(() -> {
                 ChangeCapture capture = capture(source, shape, readSnapshot);
                 if (source.materializedView().isEmpty()) {
-                  // A table's change is read in the columns the definition depends on only; an MV's
-                  // storage change also needs the hidden columns.
+                  // A table's change is read in the columns the definition depends on only.
                   capture = readColumns.rowsDependOn(source.table()).map(capture::reading).orElse(capture);
+                } else if (source.materializedView().get().layout() == StorageLayout.GROUPS) {
+                  // An aggregate MV's rows are its view columns, one storage row per group. Its
+                  // hidden counters and COUNT(DISTINCT) value maps are no part of them: the maps
+                  // are most of its storage and cannot be compared row by row.
+                  capture = capture.reading(Set.copyOf(source.materializedView().get().viewColumns()));
                 }
+                // A ROWS MV's storage change also needs its hidden multiplicity.
                 return (acrossSchemas ? capture.acrossSchemaChanges() : capture)
                     .capture(source.table(), sparkName(source), from, to);
               });

@@ -337,11 +337,15 @@ public final class RefreshExecutor {
   /**
    * Which columns of a source table its change is read in: those the definition depends on (its
    * first column alone when it depends on none, to count rows), or every column when the plan does
-   * not show which. An upstream MV's change is read with its hidden columns, so nothing is said.
+   * not show which. An aggregate MV's change is read in its view columns; that of an MV of plain
+   * rows with its hidden multiplicity, so nothing is said.
    */
   private static String columnsRead(Source source, io.floe.spark.ivm.SourceColumns readColumns) {
     if (source.materializedView().isPresent()) {
-      return "";
+      MaterializedView upstream = source.materializedView().get();
+      return upstream.layout() == StorageLayout.GROUPS
+          ? ", in its " + upstream.viewColumns().size() + " view columns (not its hidden bookkeeping columns)"
+          : "";
     }
     int total = source.table().schema().columns().size();
     return readColumns.rowsDependOn(source.table())

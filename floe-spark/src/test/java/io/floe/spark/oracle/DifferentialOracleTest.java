@@ -53,7 +53,8 @@ import org.junit.jupiter.api.TestFactory;
  * with an unselected key;
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
- * upstream's change feed or storage files; the upstream's storage is compacted now and then. Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
+ * upstream's change feed or storage files; the upstream's storage is compacted now and then; and
+ * an MV of every row of the aggregate one (whose COUNT(DISTINCT) value maps it must not read). Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
  * random INSERTs (exact duplicates included), UPDATEs, DELETEs (whole groups now and then), MERGEs
  * or compactions, then refreshes most views, some of them twice in a row.
  *
@@ -235,6 +236,14 @@ public class DifferentialOracleTest {
       OracleDefinition nested = random.nextBoolean() ? definitions.linear(nestedSource) : definitions.aggregate(nestedSource);
       created.add(upstream);
       created.add(new OracleView("mv6_" + nested.shape().name().toLowerCase() + "_over_mv5", nested, upstream));
+      // An MV over the aggregate MV: its rows, one per group, without the aggregate's hidden state.
+      OracleView aggregate = created.get(1);
+      String aggregated = aggregate.definition.sources().get(0);
+      created.add(
+          new OracleView(
+              "mv7_linear_over_mv2",
+              new OracleDefinition(OracleShape.LINEAR, "SELECT * FROM {" + aggregated + "}", List.of(aggregated)),
+              aggregate));
       for (OracleView view : created) {
         OracleDefinition definition = view.definition;
         views.add(view);
