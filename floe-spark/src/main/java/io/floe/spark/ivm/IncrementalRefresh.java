@@ -148,16 +148,7 @@ public final class IncrementalRefresh {
               .<CapturedChange>map(d -> d)
               .orElseGet(() -> {
                 ChangeCapture capture = capture(source, shape, readSnapshot);
-                if (source.materializedView().isEmpty()) {
-                  // A table's change is read in the columns the definition depends on only.
-                  capture = readColumns.rowsDependOn(source.table()).map(capture::reading).orElse(capture);
-                } else if (source.materializedView().get().layout() == StorageLayout.GROUPS) {
-                  // An aggregate MV's rows are its view columns, one storage row per group. Its
-                  // hidden counters and COUNT(DISTINCT) value maps are no part of them: the maps
-                  // are most of its storage and cannot be compared row by row.
-                  capture = capture.reading(Set.copyOf(source.materializedView().get().viewColumns()));
-                }
-                // A ROWS MV's storage change also needs its hidden multiplicity.
+                capture = changeColumns(source, readColumns).map(capture::reading).orElse(capture);
                 return (acrossSchemas ? capture.acrossSchemaChanges() : capture)
                     .capture(source.table(), sparkName(source), from, to);
               });
@@ -430,6 +421,21 @@ public final class IncrementalRefresh {
     return columns
         .differingColumn(source.table(), source.name().toString(), new ArrayList<>(ids))
         .map(why -> prefix + ": " + why);
+  }
+
+  /**
+   * The columns the change of {@code source} is read in, when not all of its storage's: for a
+   * table, the columns the definition depends on, when its plan shows them; for an aggregate MV,
+   * its view columns, one storage row per group, whose hidden counters and COUNT(DISTINCT) value
+   * maps are no part of its rows (the maps are most of its storage and cannot be compared row by
+   * row). An MV of plain rows is read in every column: its change needs its hidden multiplicity.
+   */
+  public static Optional<Set<String>> changeColumns(Source source, SourceColumns readColumns) {
+    if (source.materializedView().isEmpty()) {
+      return readColumns.rowsDependOn(source.table());
+    }
+    MaterializedView upstream = source.materializedView().get();
+    return upstream.layout() == StorageLayout.GROUPS ? Optional.of(Set.copyOf(upstream.viewColumns())) : Optional.empty();
   }
 
   /**

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.spark.sql.Row;
@@ -335,20 +336,18 @@ public final class RefreshExecutor {
   }
 
   /**
-   * Which columns of a source table its change is read in: those the definition depends on (its
-   * first column alone when it depends on none, to count rows), or every column when the plan does
-   * not show which. An aggregate MV's change is read in its view columns; that of an MV of plain
-   * rows with its hidden multiplicity, so nothing is said.
+   * Which columns of a source its change is read in ({@link IncrementalRefresh#changeColumns}): a
+   * table's, those the definition depends on (its first column alone when it depends on none, to
+   * count rows), or every column when the plan does not show which; an aggregate MV's, its view
+   * columns; an MV of plain rows is read with its hidden multiplicity, so nothing is said.
    */
   private static String columnsRead(Source source, io.floe.spark.ivm.SourceColumns readColumns) {
+    Optional<Set<String>> read = IncrementalRefresh.changeColumns(source, readColumns);
     if (source.materializedView().isPresent()) {
-      MaterializedView upstream = source.materializedView().get();
-      return upstream.layout() == StorageLayout.GROUPS
-          ? ", in its " + upstream.viewColumns().size() + " view columns (not its hidden bookkeeping columns)"
-          : "";
+      return read.map(columns -> ", in its " + columns.size() + " view columns (not its hidden bookkeeping columns)").orElse("");
     }
     int total = source.table().schema().columns().size();
-    return readColumns.rowsDependOn(source.table())
+    return read
         .map(columns -> {
           if (columns.isEmpty()) {
             return ", in its first column alone (the view reads none; rows are counted)";
