@@ -226,8 +226,8 @@ class FloeServerTest {
   }
 
   @Test
-  void aPipelineRunsOnTheServersSparkAndAnswersEachDatasetsOutcome() throws Exception {
-    java.nio.file.Path project = java.nio.file.Files.createTempDirectory("floe-server-pipeline");
+  void aPipelineRunsOnTheServersSparkAndAnswersEachDatasetsOutcome(@org.junit.jupiter.api.io.TempDir java.nio.file.Path project)
+      throws Exception {
     java.nio.file.Files.writeString(project.resolve("floe.yml"), "name: srv_pipeline\ncatalog: lake\nnamespace: " + ns + "\n");
     spark.sql("CREATE TABLE " + q("p_src") + " (v INT)");
     spark.sql("INSERT INTO " + q("p_src") + " VALUES (1), (5)");

@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * One SparkSession per test JVM, on an embedded lakehouse in a temporary folder. Tests isolate
- * themselves by namespace.
+ * One SparkSession per test JVM, on an embedded lakehouse in a temporary folder that is deleted
+ * when the JVM exits. Tests isolate themselves by namespace.
  */
 public final class SharedSpark {
   private static SparkSession session;
@@ -26,8 +28,23 @@ public final class SharedSpark {
       SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName("floe-tests");
       EmbeddedLakehouse.sparkConf(warehouse, EmbeddedLakehouse.DEFAULT_CATALOG).forEach(builder::config);
       session = builder.getOrCreate();
+      Path created = warehouse;
+      SparkSession started = session;
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> discard(started, created), "floe-test-warehouse-cleanup"));
     }
     return session;
+  }
+
+  /** Stops the session, so nothing writes to the warehouse any more, then deletes the warehouse. */
+  private static void discard(SparkSession session, Path warehouse) {
+    session.stop();
+    try (Stream<Path> paths = Files.walk(warehouse)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(path);
+      }
+    } catch (IOException | UncheckedIOException e) {
+      System.err.println("Could not delete the test warehouse " + warehouse + ": " + e);
+    }
   }
 
   public static Path warehouse() {

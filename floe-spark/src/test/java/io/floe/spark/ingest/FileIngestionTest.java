@@ -104,8 +104,7 @@ class FileIngestionTest {
   }
 
   @Test
-  void parquetKeepsTheFilesSchemaAndRowNumbers() throws IOException {
-    Path staging = Files.createTempDirectory("floe-parquet");
+  void parquetKeepsTheFilesSchemaAndRowNumbers(@TempDir Path staging) throws IOException {
     spark.sql("SELECT id AS order_id, CAST(id * 1.5 AS DECIMAL(10,2)) AS amount FROM range(5)")
         .coalesce(1).write().mode("overwrite").parquet(staging.toString());
     try (Stream<Path> files = Files.list(staging)) {
