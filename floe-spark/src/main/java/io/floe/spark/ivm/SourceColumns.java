@@ -13,6 +13,8 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.optimizer.InlineCTE;
@@ -77,7 +79,7 @@ public final class SourceColumns {
    * references, or that a {@linkplain #WHOLE_ROWS whole-row operator} takes in.
    */
   public static SourceColumns of(LogicalPlan analyzed) {
-    LogicalPlan plan = new InlineCTE(true, false).apply(analyzed);
+    LogicalPlan plan = withoutUnusedProjections(new InlineCTE(true, false).apply(analyzed));
     Map<ExprId, String[]> columns = new HashMap<>();
     Map<String, Set<String>> byTable = new HashMap<>();
     boolean[] traceable = {true};
@@ -103,6 +105,21 @@ public final class SourceColumns {
       return scala.runtime.BoxedUnit.UNIT;
     });
     return new SourceColumns(byTable, traceable[0]);
+  }
+
+  /**
+   * A plan whose root projects a projection without using all of its columns (a view whose {@code
+   * SELECT *} now gives more columns than the view has is read as its columns so) with the inner
+   * projection cut down to what the outer one uses: the columns it drops are not read.
+   */
+  private static LogicalPlan withoutUnusedProjections(LogicalPlan plan) {
+    if (!(plan instanceof Project outer) || !(outer.child() instanceof Project inner)) {
+      return plan;
+    }
+    AttributeSet used = outer.references();
+    List<NamedExpression> kept =
+        Scala.list(inner.projectList()).stream().filter(e -> used.contains(e.toAttribute())).toList();
+    return new Project(outer.projectList(), new Project(Scala.seq(kept), inner.child()));
   }
 
   private static void addAll(

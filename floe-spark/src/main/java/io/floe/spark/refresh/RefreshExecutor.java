@@ -216,8 +216,7 @@ public final class RefreshExecutor {
     Optional<RefreshState> recorded = mv.refreshState(storage);
     List<SourceState> before = recorded.map(RefreshState::sourceStates).orElse(List.of());
 
-    PinnedDefinition pinned =
-        pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
+    PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
     List<SourceState> after = pinned.sourceStates();
 
     if (!full
@@ -241,6 +240,11 @@ public final class RefreshExecutor {
     RefreshState state = new RefreshState(mv.versionId(), start, after);
     String stateJson = RefreshStateParser.toJson(state);
     Dataset<Row> definition = analyzeDefinition(mv, pinned);
+    PinnedDefinition asView = asViewColumns(mv, pinned, definition);
+    if (asView != pinned) {
+      pinned = asView;
+      definition = analyzeDefinition(mv, pinned);
+    }
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), definition.queryExecution().analyzed());
     String reason = fullRefreshReason(mv, recorded, full);
     if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
@@ -375,7 +379,7 @@ public final class RefreshExecutor {
     Table storage = mv.storageTable();
     Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());
     Optional<RefreshState> recorded = mv.refreshState(storage);
-    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    PinnedDefinition pinned = pin(mv, Map.of());
     LogicalPlan analyzed = analyzeDefinition(mv, pinned).queryExecution().analyzed();
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzed);
     io.floe.spark.ivm.SourceColumns readColumns = io.floe.spark.ivm.SourceColumns.of(analyzed);
@@ -674,7 +678,7 @@ public final class RefreshExecutor {
    * full refreshes. Empty when it could.
    */
   public Optional<String> whyNeverIncremental(MaterializedView mv) {
-    PinnedDefinition pinned = pinning.pin(mv.query(), mv.defaultCatalog(), mv.defaultNamespace());
+    PinnedDefinition pinned = pin(mv, Map.of());
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzeDefinition(mv, pinned).queryExecution().analyzed());
     if (shape.kind() == DefinitionShape.Kind.NOT_INCREMENTAL) {
       return Optional.of(shape.reason());
@@ -685,6 +689,49 @@ public final class RefreshExecutor {
               + " CREATE OR REPLACE MATERIALIZED VIEW ... REFRESH POLICY INCREMENTAL");
     }
     return Optional.empty();
+  }
+
+  /**
+   * Pins the sources of {@code mv}'s definition, read as the view's columns. Those are fixed when
+   * the view is created, as Spark fixes a view's: a {@code SELECT *} over a source that has gained a
+   * column since gives more columns than the view has, and is read as the view's columns, by name
+   * (the added ones are not read at all, so they do not make the refresh a full one). A definition
+   * that no longer gives one of the view's columns (a source column dropped or renamed) is refused,
+   * naming the column; the view keeps its rows.
+   */
+  private PinnedDefinition pin(MaterializedView mv, Map<String, Source> prePinned) {
+    PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
+    return asViewColumns(mv, pinned, analyzeDefinition(mv, pinned));
+  }
+
+  /** {@code pinned}, or when its {@code analyzed} columns are not the view's, read as them (see {@link #pin}). */
+  private static PinnedDefinition asViewColumns(MaterializedView mv, PinnedDefinition pinned, Dataset<Row> analyzed) {
+    List<String> viewColumns = mv.viewColumns();
+    List<String> given = List.of(analyzed.columns());
+    if (lowerCase(given).equals(lowerCase(viewColumns))) {
+      return pinned;
+    }
+    for (String column : viewColumns) {
+      if (!lowerCase(given).contains(column.toLowerCase(Locale.ROOT))) {
+        throw new FloeException(
+            "Cannot refresh " + mv + ": its definition no longer gives its column " + column + " (a column of a source"
+                + " it reads was dropped or renamed); the view keeps its rows. Define it again with CREATE OR REPLACE"
+                + " MATERIALIZED VIEW");
+      }
+    }
+    return new PinnedDefinition(asColumns(pinned.parsed(), viewColumns), asColumns(pinned.plan(), viewColumns), pinned.sources());
+  }
+
+  private static LogicalPlan asColumns(LogicalPlan plan, List<String> columns) {
+    List<org.apache.spark.sql.catalyst.expressions.NamedExpression> list = new ArrayList<>();
+    for (String column : columns) {
+      list.add(new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(io.floe.spark.Scala.seq(column)));
+    }
+    return new org.apache.spark.sql.catalyst.plans.logical.Project(io.floe.spark.Scala.seq(list), plan);
+  }
+
+  private static List<String> lowerCase(List<String> names) {
+    return names.stream().map(n -> n.toLowerCase(Locale.ROOT)).toList();
   }
 
   private Dataset<Row> analyzeDefinition(MaterializedView mv, PinnedDefinition pinned) {

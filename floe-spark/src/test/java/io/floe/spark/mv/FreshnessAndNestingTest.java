@@ -171,6 +171,42 @@ class FreshnessAndNestingTest extends MvTestSupport {
     assertThat(freshness("silver")).isEqualTo("FRESH");
   }
 
+  /**
+   * A view's columns are fixed when it is created, as Spark fixes those of a view: a {@code SELECT *}
+   * over a source that has gained a column since keeps the columns it had, incrementally and in
+   * full, and one whose column is gone is refused by name, keeping its rows.
+   */
+  @Test
+  void aSelectStarViewKeepsItsColumnsWhenItsSourceGainsOne() {
+    sql("CREATE MATERIALIZED VIEW every_trip AS SELECT * FROM bronze");
+    sql("ALTER TABLE bronze ADD COLUMN note STRING");
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4, 'new')");
+    sql("DELETE FROM bronze WHERE id = 2");
+
+    Row refreshed = sql("REFRESH MATERIALIZED VIEW every_trip").get(0);
+    assertThat(refreshed.getString(1)).as(refreshed.getString(2)).isEqualTo("INCREMENTAL");
+    assertThat(spark.table("every_trip").columns()).containsExactly("id", "city", "fare");
+    assertSameRows("SELECT * FROM every_trip", "SELECT id, city, fare FROM bronze", 4);
+    spark.conf().set("spark.sql.optimizer.answerQueriesWithMVs.enabled", "true");
+    try {
+      assertThat(spark.sql("SELECT * FROM bronze").columns()).as("not answered from the view").containsExactly("id", "city", "fare", "note");
+      assertThat(sql("SELECT * FROM bronze WHERE note = 'new'")).hasSize(1);
+    } finally {
+      spark.conf().unset("spark.sql.optimizer.answerQueriesWithMVs.enabled");
+    }
+
+    Row full = sql("REFRESH MATERIALIZED VIEW every_trip FULL").get(0);
+    assertThat(full.getString(1)).isEqualTo("FULL");
+    assertSameRows("SELECT * FROM every_trip", "SELECT id, city, fare FROM bronze", 4);
+
+    sql("ALTER TABLE bronze DROP COLUMN fare");
+    sql("INSERT INTO bronze VALUES (6, 'kyoto', 'x')");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW every_trip")))
+        .hasMessageContaining(q("every_trip"))
+        .hasMessageContaining("no longer gives its column fare");
+    assertThat(sql("SELECT * FROM every_trip")).hasSize(4);
+  }
+
   @Test
   void bronzeInsertMakesGoldStaleThroughItsUpstream() {
     sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
