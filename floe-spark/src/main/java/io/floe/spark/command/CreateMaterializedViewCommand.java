@@ -109,7 +109,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     StorageLayout layout = chooseLayout(name, shape);
 
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
-    StructType storageSchema = withHiddenColumns(viewSchema, layout, shape);
+    StructType storageSchema = withHiddenColumns(name, viewSchema, layout, shape);
     boolean keepStorage = false;
     if (existing.isPresent()) {
       storage = existing.get().storageName();
@@ -342,11 +342,13 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     return shape.layout();
   }
 
-  private static StructType withHiddenColumns(StructType viewSchema, StorageLayout layout, DefinitionShape shape) {
+  private static StructType withHiddenColumns(
+      ResolvedName name, StructType viewSchema, StorageLayout layout, DefinitionShape shape) {
     for (StructField field : viewSchema.fields()) {
       if (StorageLayout.isHidden(field.name())) {
         throw new FloeException(
-            "Column " + field.name() + " uses the prefix " + StorageLayout.HIDDEN_PREFIX + ", which Floe reserves for its bookkeeping columns");
+            "Cannot create materialized view " + name + ": column " + field.name() + " uses the prefix "
+                + StorageLayout.HIDDEN_PREFIX + " (in any case), which Floe reserves for its bookkeeping columns");
       }
     }
     StructType storage = viewSchema;

@@ -74,8 +74,9 @@ public enum StorageLayout {
     return column.startsWith(HIDDEN_PREFIX + "dv_");
   }
 
+  /** Whether a column name has the reserved prefix, in any case: Spark resolves names in any case. */
   public static boolean isHidden(String column) {
-    return column.startsWith(HIDDEN_PREFIX);
+    return column.regionMatches(true, 0, HIDDEN_PREFIX, 0, HIDDEN_PREFIX.length());
   }
 
   /** A query reading the MV's rows from {@code tableReference}, a Spark table reference. */

@@ -84,6 +84,17 @@ class RefusalsTest extends MvTestSupport {
   }
 
   @Test
+  void columnsWithTheReservedPrefixAreRefusedInAnyCase() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW reserved AS SELECT id AS __floe_count FROM t"))
+        .contains("Cannot create materialized view " + mv("reserved"))
+        .contains("column __floe_count uses the prefix __floe_");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW reserved AS SELECT id, v AS __Floe_Key FROM t"))
+        .contains("Cannot create materialized view " + mv("reserved"))
+        .contains("column __Floe_Key uses the prefix __floe_ (in any case)");
+    assertNothingCreated("reserved");
+  }
+
+  @Test
   void nonDeterministicFunctionInAFilterIsRefused() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW nd AS SELECT id FROM t WHERE rand() > 0.5"))
         .contains("non-deterministic function rand");
