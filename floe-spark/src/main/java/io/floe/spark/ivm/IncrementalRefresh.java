@@ -1,10 +1,12 @@
 package io.floe.spark.ivm;
 
+import static org.apache.spark.sql.functions.abs;
 import static org.apache.spark.sql.functions.array_repeat;
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.explode;
 import static org.apache.spark.sql.functions.greatest;
+import static org.apache.spark.sql.functions.isnan;
 import static org.apache.spark.sql.functions.least;
 import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.min;
@@ -52,6 +54,7 @@ import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -728,6 +731,9 @@ public final class IncrementalRefresh {
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
+        if (isFloating(types.get(column))) {
+          recheck = recheck.or(floatingSumUnsure(column));
+        }
       } else if (role == ColumnRole.AVG) {
         value = AverageState.value(
             shape.averages().get(position),
@@ -735,6 +741,9 @@ public final class IncrementalRefresh {
             combined(StorageLayout.nonNullCount(position)));
       } else if (runningSums.containsKey(column)) {
         value = runningSum(runningSums.get(column));
+        if (isFloating(types.get(column))) {
+          recheck = recheck.or(floatingSumUnsure(column));
+        }
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
         Column storedValue = col("o_" + column);
         Column added = col("i_" + column);
@@ -755,7 +764,8 @@ public final class IncrementalRefresh {
     result.add(gone.as(DELETE));
     result.add(recheck.and(gone.unary_$bang()).as(RECHECK));
     Dataset<Row> maintained = joined.select(result.toArray(new Column[0])).localCheckpoint(true);
-    if (!shape.roles().contains(ColumnRole.MIN) && !shape.roles().contains(ColumnRole.MAX)) {
+    if (!shape.roles().contains(ColumnRole.MIN) && !shape.roles().contains(ColumnRole.MAX)
+        && storageColumns.stream().noneMatch(c -> isFloating(types.get(c)))) {
       return maintained.drop(RECHECK);
     }
     Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(StorageLayout.columns(keys)).localCheckpoint(true);
@@ -765,6 +775,38 @@ public final class IncrementalRefresh {
     return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
         .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
         .localCheckpoint(true);
+  }
+
+  /**
+   * How much smaller than the sum it was, or than what was removed, a floating-point sum may become
+   * by a subtraction before the rounding of the larger values dominates it: 2^20, about a millionth.
+   */
+  private static final double CANCELLATION = 1 << 20;
+
+  private static boolean isFloating(DataType type) {
+    return type instanceof org.apache.spark.sql.types.DoubleType || type instanceof org.apache.spark.sql.types.FloatType;
+  }
+
+  /**
+   * Whether the group's floating-point sum in {@code column}, maintained by subtracting what a
+   * change removed, may differ from the sum of the group's rows: a DOUBLE sum cannot take back what
+   * it absorbed. Removing a NaN or an infinity, or removing from a sum that is one, leaves it so;
+   * removing values that cancel most of the sum leaves mostly the rounding of the larger values it
+   * held (1e16 + 1 − 1e16 gives 0). Such a group is recomputed from its rows, as one whose MIN may
+   * have been removed is. Inserts alone only add, as a full refresh adds, in another order.
+   */
+  private static Column floatingSumUnsure(String column) {
+    Column stored = col("o_" + column).cast(DataTypes.DoubleType);
+    Column removed = col("d_" + column).cast(DataTypes.DoubleType);
+    Column now = combined(column).cast(DataTypes.DoubleType);
+    Column cancelled = abs(now).multiply(CANCELLATION).lt(greatest(abs(coalesce(stored, lit(0.0))), abs(removed)));
+    Column unsure = removed.isNotNull().and(nonFinite(coalesce(stored, lit(0.0))).or(nonFinite(removed)).or(cancelled));
+    // Never NULL: a NULL would drop the group from both the kept and the recomputed rows.
+    return coalesce(unsure, lit(false));
+  }
+
+  private static Column nonFinite(Column value) {
+    return isnan(value).or(abs(value).equalTo(lit(Double.POSITIVE_INFINITY)));
   }
 
   private static Dataset<Row> withoutDistinctState(Dataset<Row> rows) {
