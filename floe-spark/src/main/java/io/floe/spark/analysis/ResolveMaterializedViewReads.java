@@ -8,7 +8,16 @@ import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import io.floe.ErrorMessages;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.spark.sql.catalyst.analysis.GetColumnByOrdinal;
+import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.types.DataTypes;
+import scala.Option;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -26,7 +35,9 @@ import scala.runtime.AbstractPartialFunction;
  * <p>Either this rule sees the reference first, as an unresolved relation, or Iceberg's view
  * resolution has already expanded it into {@code SubqueryAlias(name, Project(UpCast(ordinal)...,
  * definition))}; both are replaced by the storage table projected to the view's columns, under
- * the name the query used, so qualified column references keep working.
+ * the name the query used, so qualified column references keep working. A time-travel read of a
+ * view ({@code VERSION AS OF}, {@code TIMESTAMP AS OF}) reads its storage table as of that version
+ * or time alike.
  */
 public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
   private final SparkSession spark;
@@ -41,11 +52,24 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
         new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
           @Override
           public boolean isDefinedAt(LogicalPlan node) {
-            return node instanceof UnresolvedRelation || isExpandedView(node);
+            return node instanceof UnresolvedRelation
+                || isExpandedView(node)
+                || (node instanceof RelationTimeTravel travel && travel.relation() instanceof UnresolvedRelation);
           }
 
           @Override
           public LogicalPlan apply(LogicalPlan node) {
+            if (node instanceof RelationTimeTravel travel) {
+              UnresolvedRelation relation = (UnresolvedRelation) travel.relation();
+              List<String> parts = Scala.list(relation.multipartIdentifier());
+              if (spark.sessionState().catalog().isTempView(relation.multipartIdentifier())
+                  || (travel.timestamp().isDefined() && !travel.timestamp().get().resolved())) {
+                return node;
+              }
+              return materializedView(parts)
+                  .map(mv -> new SourcePinning(spark).materializedViewRead(parts, mv, Optional.of(snapshotAsOf(mv, travel))))
+                  .orElse(node);
+            }
             if (node instanceof UnresolvedRelation) {
               UnresolvedRelation relation = (UnresolvedRelation) node;
               List<String> parts = Scala.list(relation.multipartIdentifier());
@@ -79,6 +103,43 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
                     e instanceof Alias
                         && ((Alias) e).child() instanceof UpCast
                         && ((UpCast) ((Alias) e).child()).child() instanceof GetColumnByOrdinal);
+  }
+
+  /**
+   * The storage snapshot a time-travel read of {@code mv} reads: the one with the given id, the
+   * one a tag or branch of that name points to, or the last one committed at or before the given
+   * time, as for a table.
+   */
+  private long snapshotAsOf(MaterializedView mv, RelationTimeTravel travel) {
+    Table storage = mv.storageTable();
+    if (travel.version().isDefined()) {
+      String version = travel.version().get();
+      SnapshotRef ref = storage.refs().get(version);
+      if (ref != null) {
+        return ref.snapshotId();
+      }
+      if (version.matches("-?\\d+") && storage.snapshot(Long.parseLong(version)) != null) {
+        return Long.parseLong(version);
+      }
+      throw new FloeException(
+          "Cannot read materialized view " + mv + " as of version " + version
+              + ": its storage table has no snapshot, tag or branch of that name");
+    }
+    Expression timestamp = travel.timestamp().get();
+    Object micros =
+        new Cast(timestamp, DataTypes.TimestampType, Option.apply(spark.sessionState().conf().sessionLocalTimeZone()))
+            .eval(null);
+    if (micros == null) {
+      throw new FloeException("Cannot read materialized view " + mv + " as of a NULL timestamp");
+    }
+    long millis = Math.floorDiv((Long) micros, 1000L);
+    try {
+      return SnapshotUtil.snapshotIdAsOfTime(storage, millis);
+    } catch (IllegalArgumentException e) {
+      throw new FloeException(
+          "Cannot read materialized view " + mv + " as of " + timestamp.sql()
+              + ": its storage table has no snapshot that old (" + ErrorMessages.firstLine(e.getMessage()) + ")", e);
+    }
   }
 
   private Optional<MaterializedView> materializedView(List<String> parts) {

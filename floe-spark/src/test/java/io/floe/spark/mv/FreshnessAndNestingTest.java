@@ -207,6 +207,34 @@ class FreshnessAndNestingTest extends MvTestSupport {
     assertThat(sql("SELECT * FROM every_trip")).hasSize(4);
   }
 
+  /**
+   * A view is read as of an earlier refresh, by its storage table's snapshot id, a tag of it, or a
+   * time, as a table is: the view's columns, under the view's name.
+   */
+  @Test
+  void aViewIsReadAsOfAnEarlierRefresh() {
+    Row first = sql("SELECT snapshot_id, CAST(committed_at AS STRING) FROM lake." + ns + ".silver__storage.snapshots ORDER BY committed_at DESC").get(0);
+    java.util.List<Row> before = sql("SELECT * FROM silver ORDER BY id");
+    sql("ALTER TABLE silver__storage CREATE TAG before_nara AS OF VERSION " + first.getLong(0));
+    sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
+    sql("REFRESH MATERIALIZED VIEW silver");
+    assertThat(sql("SELECT * FROM silver")).hasSize(4);
+
+    for (String asOf : new String[] {"VERSION AS OF " + first.getLong(0), "VERSION AS OF 'before_nara'",
+        "TIMESTAMP AS OF '" + first.getString(1) + "'"}) {
+      assertThat(spark.sql("SELECT * FROM silver " + asOf).columns()).as(asOf).containsExactly("id", "city", "fare");
+      assertThat(sql("SELECT * FROM silver " + asOf + " ORDER BY id")).as(asOf).isEqualTo(before);
+    }
+    assertThat(sql("SELECT s.city FROM silver VERSION AS OF " + first.getLong(0) + " AS s WHERE s.id = 1"))
+        .singleElement().satisfies(r -> assertThat(r.getString(0)).isEqualTo("TOKYO"));
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("SELECT * FROM silver VERSION AS OF 'no_such_tag'")))
+        .hasMessageContaining(q("silver"))
+        .hasMessageContaining("no_such_tag");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("SELECT * FROM silver TIMESTAMP AS OF '2000-01-01 00:00:00'")))
+        .hasMessageContaining(q("silver"))
+        .hasMessageContaining("2000-01-01");
+  }
+
   @Test
   void bronzeInsertMakesGoldStaleThroughItsUpstream() {
     sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
