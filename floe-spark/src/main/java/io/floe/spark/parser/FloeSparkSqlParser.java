@@ -57,6 +57,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedTableOrView;
+import org.apache.spark.sql.catalyst.plans.logical.ShowColumns;
 import org.apache.spark.sql.execution.command.SetCommand;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
@@ -97,9 +99,37 @@ public final class FloeSparkSqlParser implements ParserInterface {
       return new DropNamespaceCascadeCommand(
           new DropNamespaceCascadeCommand.Target(Scala.list(namespace.multipartIdentifier())), plan);
     }
+    if (plan instanceof ShowColumns show && show.child() instanceof UnresolvedTableOrView relation) {
+      Optional<LogicalPlan> columns = materializedViewColumns(show, relation);
+      if (columns.isPresent()) {
+        return columns.get();
+      }
+    }
     refuseWritesToMaterializedViews(plan);
     new ViewStatementGuard(spark).check(plan);
     return plan;
+  }
+
+  /**
+   * {@code SHOW COLUMNS IN mv [IN namespace]}: the view's columns, as for a table (Spark cannot
+   * plan the statement for an Iceberg view); empty when the name is not a materialized view.
+   */
+  private Optional<LogicalPlan> materializedViewColumns(ShowColumns show, UnresolvedTableOrView relation) {
+    List<String> parts = new java.util.ArrayList<>(Scala.list(relation.multipartIdentifier()));
+    if (show.namespace().isDefined()) {
+      String table = parts.get(parts.size() - 1);
+      parts = new java.util.ArrayList<>(Scala.list(show.namespace().get()));
+      parts.add(table);
+    }
+    return materializedView(spark, new QualifiedName(parts))
+        .map(mv -> {
+          List<org.apache.spark.sql.catalyst.InternalRow> rows = new java.util.ArrayList<>();
+          for (String column : mv.viewColumns()) {
+            rows.add(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
+                new Object[] {org.apache.spark.unsafe.types.UTF8String.fromString(column)}));
+          }
+          return new org.apache.spark.sql.catalyst.plans.logical.LocalRelation(show.output(), Scala.seq(rows), false, Scala.none());
+        });
   }
 
   /**

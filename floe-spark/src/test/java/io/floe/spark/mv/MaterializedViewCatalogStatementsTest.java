@@ -431,6 +431,13 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
   }
 
   @Test
+  void showColumnsListsTheViewsColumns() {
+    assertThat(sql("SHOW COLUMNS IN counts")).extracting(r -> r.getString(0)).containsExactly("region", "n");
+    assertThat(sql("SHOW COLUMNS FROM counts IN lake." + ns)).extracting(r -> r.getString(0)).containsExactly("region", "n");
+    assertThat(sql("SHOW COLUMNS IN orders")).extracting(r -> r.getString(0)).as("a table, as Spark shows it").isNotEmpty();
+  }
+
+  @Test
   void describeExtendedSaysStaleNamingTheMovedSource() {
     sql("INSERT INTO orders VALUES (3, 'Kobe')");
 
