@@ -179,9 +179,10 @@ public final class IncrementalRefresh {
     ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {
       List<ExpectationResult> none = check.nothingEvaluated();
-      long snapshot = commitStateOnly(storage, readSnapshot, stateJson, none);
+      String reason = "sources changed without data changes" + (operations.isEmpty() ? "" : " (" + String.join(", ", operations) + ")");
+      long snapshot = commitStateOnly(storage, readSnapshot, stateJson, reason, none);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
-      return new Applied(rowsRead, 0, 0, snapshot, "sources changed without data changes" + (operations.isEmpty() ? "" : " (" + String.join(", ", operations) + ")"), none);
+      return new Applied(rowsRead, 0, 0, snapshot, reason, none);
     }
 
     String suffix = UUID.randomUUID().toString().replace("-", "");
@@ -250,8 +251,9 @@ public final class IncrementalRefresh {
         merge = linearMerge(mv, changes, rows.schema(), changedKeys(rows), summary.bounds());
         feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
       }
-      long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, appendOnly ? ChangeKind.APPEND_ONLY : ChangeKind.ROW_LEVEL, expectations);
-      return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, changedReason(appendOnly, operations), expectations);
+      String reason = changedReason(appendOnly, operations);
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, reason, expectations);
+      return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, reason, expectations);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);
@@ -1124,8 +1126,8 @@ public final class IncrementalRefresh {
 
   private long commitMerge(
       MaterializedView mv, Table storage, Snapshot readSnapshot, StorageMerge merge, Optional<FeedEntry> feed, String stateJson,
-      ChangeKind kind, List<ExpectationResult> expectations) {
-    Map<String, String> properties = summary(stateJson, "incremental: " + kind.name().toLowerCase(), expectations);
+      String reason, List<ExpectationResult> expectations) {
+    Map<String, String> properties = summary(stateJson, reason, expectations);
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       if (feed.isPresent()) {
@@ -1174,10 +1176,10 @@ public final class IncrementalRefresh {
 
   /** Records the new source states without changing any row: the sources moved, their data did not. */
   private static long commitStateOnly(
-      Table storage, Snapshot readSnapshot, String stateJson, List<ExpectationResult> expectations) {
+      Table storage, Snapshot readSnapshot, String stateJson, String reason, List<ExpectationResult> expectations) {
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       var append = storage.newAppend().toBranch(commit.branch());
-      summary(stateJson, "incremental: no data change", expectations).forEach(append::set);
+      summary(stateJson, reason, expectations).forEach(append::set);
       append.set(ChangeFeed.SNAPSHOT_PROPERTY, ChangeFeed.NONE);
       append.commit();
       return commit.publish();

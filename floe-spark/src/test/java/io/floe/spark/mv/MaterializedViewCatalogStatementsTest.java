@@ -431,6 +431,15 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
   }
 
   @Test
+  void describeExtendedGivesTheReasonTheRefreshGave() {
+    sql("INSERT INTO orders VALUES (3, 'Kobe')");
+    Row refreshed = sql("REFRESH MATERIALIZED VIEW counts").get(0);
+
+    assertThat(refreshed.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(describe("counts")).containsEntry("Last Refresh Type", "INCREMENTAL").containsEntry("Last Refresh Reason", refreshed.getString(2));
+  }
+
+  @Test
   void showColumnsListsTheViewsColumns() {
     assertThat(sql("SHOW COLUMNS IN counts")).extracting(r -> r.getString(0)).containsExactly("region", "n");
     assertThat(sql("SHOW COLUMNS FROM counts IN lake." + ns)).extracting(r -> r.getString(0)).containsExactly("region", "n");
