@@ -696,8 +696,9 @@ public final class RefreshExecutor {
    * the view is created, as Spark fixes a view's: a {@code SELECT *} over a source that has gained a
    * column since gives more columns than the view has, and is read as the view's columns, by name
    * (the added ones are not read at all, so they do not make the refresh a full one). A definition
-   * that no longer gives one of the view's columns (a source column dropped or renamed) is refused,
-   * naming the column; the view keeps its rows.
+   * giving another number of columns that lacks one of the view's (a source column dropped) is
+   * refused, naming the column; the view keeps its rows. One giving as many columns as the view has
+   * is read by position, as written: a column list at CREATE renames its columns.
    */
   private PinnedDefinition pin(MaterializedView mv, Map<String, Source> prePinned) {
     PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
@@ -708,7 +709,8 @@ public final class RefreshExecutor {
   private static PinnedDefinition asViewColumns(MaterializedView mv, PinnedDefinition pinned, Dataset<Row> analyzed) {
     List<String> viewColumns = mv.viewColumns();
     List<String> given = List.of(analyzed.columns());
-    if (lowerCase(given).equals(lowerCase(viewColumns))) {
+    if (given.size() == viewColumns.size()) {
+      // Read by position, as written: a column list at CREATE renames the definition's columns.
       return pinned;
     }
     for (String column : viewColumns) {
