@@ -720,6 +720,8 @@ public final class IncrementalRefresh {
     }
     List<Column> result = new ArrayList<>();
     Column recheck = lit(false);
+    // Whether some column can ask for its group to be recomputed (recheck is then not just false).
+    boolean mayRecheck = false;
     Map<String, Integer> runningSums = new LinkedHashMap<>();
     shape.averages().keySet().forEach(p -> runningSums.put(StorageLayout.runningSum(p), p));
     for (String column : storageColumns) {
@@ -735,6 +737,7 @@ public final class IncrementalRefresh {
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
         if (isFloating(types.get(column))) {
           recheck = recheck.or(floatingSumUnsure(column));
+          mayRecheck = true;
         }
       } else if (role == ColumnRole.AVG) {
         value = AverageState.value(
@@ -745,6 +748,7 @@ public final class IncrementalRefresh {
         value = runningSum(runningSums.get(column));
         if (isFloating(types.get(column))) {
           recheck = recheck.or(floatingSumUnsure(column));
+          mayRecheck = true;
         }
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
         Column storedValue = col("o_" + column);
@@ -756,6 +760,7 @@ public final class IncrementalRefresh {
         // unknown from the stored row alone.
         Column couldBeExtreme = role == ColumnRole.MIN ? removed.leq(storedValue) : removed.geq(storedValue);
         recheck = recheck.or(removed.isNotNull().and(storedValue.isNull().or(couldBeExtreme)));
+        mayRecheck = true;
       } else {
         value = combined(column);
       }
@@ -766,8 +771,7 @@ public final class IncrementalRefresh {
     result.add(gone.as(DELETE));
     result.add(recheck.and(gone.unary_$bang()).as(RECHECK));
     Dataset<Row> maintained = joined.select(result.toArray(new Column[0])).localCheckpoint(true);
-    if (!shape.roles().contains(ColumnRole.MIN) && !shape.roles().contains(ColumnRole.MAX)
-        && storageColumns.stream().noneMatch(c -> isFloating(types.get(c)))) {
+    if (!mayRecheck) {
       return maintained.drop(RECHECK);
     }
     Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(StorageLayout.columns(keys)).localCheckpoint(true);
