@@ -60,28 +60,19 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
           @Override
           public LogicalPlan apply(LogicalPlan node) {
             if (node instanceof RelationTimeTravel travel) {
-              UnresolvedRelation relation = (UnresolvedRelation) travel.relation();
-              List<String> parts = Scala.list(relation.multipartIdentifier());
-              if (spark.sessionState().catalog().isTempView(relation.multipartIdentifier())
-                  || (travel.timestamp().isDefined() && !travel.timestamp().get().resolved())) {
+              if (travel.timestamp().isDefined() && !travel.timestamp().get().resolved()) {
                 return node;
               }
-              return materializedView(parts)
-                  .map(mv -> new SourcePinning(spark).materializedViewRead(parts, mv, Optional.of(snapshotAsOf(mv, travel))))
+              return storageRead((UnresolvedRelation) travel.relation(), mv -> Optional.of(snapshotAsOf(mv, travel)))
                   .orElse(node);
             }
-            if (node instanceof UnresolvedRelation) {
-              UnresolvedRelation relation = (UnresolvedRelation) node;
-              List<String> parts = Scala.list(relation.multipartIdentifier());
-              if (spark.sessionState().catalog().isTempView(relation.multipartIdentifier())) {
-                return node;
-              }
-              return materializedView(parts).map(mv -> storageRead(parts, mv)).orElse(node);
+            if (node instanceof UnresolvedRelation relation) {
+              return storageRead(relation, mv -> Optional.empty()).orElse(node);
             }
             SubqueryAlias alias = (SubqueryAlias) node;
             List<String> parts = new ArrayList<>(Scala.list(alias.identifier().qualifier()));
             parts.add(alias.identifier().name());
-            return materializedView(parts).map(mv -> storageRead(parts, mv)).orElse(node);
+            return materializedView(parts).map(mv -> storageRead(parts, mv, Optional.empty())).orElse(node);
           }
         });
   }
@@ -151,8 +142,21 @@ public final class ResolveMaterializedViewReads extends Rule<LogicalPlan> {
     }
   }
 
+  /**
+   * The read of the materialized view {@code relation} names (not a temporary view) at the
+   * snapshot {@code snapshot} gives for it (its current one when empty); empty when it names none.
+   */
+  private Optional<LogicalPlan> storageRead(
+      UnresolvedRelation relation, java.util.function.Function<MaterializedView, Optional<Long>> snapshot) {
+    if (spark.sessionState().catalog().isTempView(relation.multipartIdentifier())) {
+      return Optional.empty();
+    }
+    List<String> parts = Scala.list(relation.multipartIdentifier());
+    return materializedView(parts).map(mv -> storageRead(parts, mv, snapshot.apply(mv)));
+  }
+
   /** The storage table under the view's name, showing the view's rows and columns only. */
-  private LogicalPlan storageRead(List<String> nameAsWritten, MaterializedView mv) {
-    return new SourcePinning(spark).materializedViewRead(nameAsWritten, mv, Optional.empty());
+  private LogicalPlan storageRead(List<String> nameAsWritten, MaterializedView mv, Optional<Long> snapshot) {
+    return new SourcePinning(spark).materializedViewRead(nameAsWritten, mv, snapshot);
   }
 }
