@@ -713,8 +713,9 @@ public final class RefreshExecutor {
       // Read by position, as written: a column list at CREATE renames the definition's columns.
       return pinned;
     }
+    Set<String> givenLowerCase = given.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
     for (String column : viewColumns) {
-      if (!lowerCase(given).contains(column.toLowerCase(Locale.ROOT))) {
+      if (!givenLowerCase.contains(column.toLowerCase(Locale.ROOT))) {
         throw new FloeException(
             "Cannot refresh " + mv + ": its definition no longer gives its column " + column + " (a column of a source"
                 + " it reads was dropped or renamed); the view keeps its rows. Define it again with CREATE OR REPLACE"
@@ -730,10 +731,6 @@ public final class RefreshExecutor {
       list.add(new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(io.floe.spark.Scala.seq(column)));
     }
     return new org.apache.spark.sql.catalyst.plans.logical.Project(io.floe.spark.Scala.seq(list), plan);
-  }
-
-  private static List<String> lowerCase(List<String> names) {
-    return names.stream().map(n -> n.toLowerCase(Locale.ROOT)).toList();
   }
 
   private Dataset<Row> analyzeDefinition(MaterializedView mv, PinnedDefinition pinned) {
