@@ -48,7 +48,6 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class CreateMaterializedViewCommand extends FloeCommand<CreateMaterializedView> {
   /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
-  private static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
 
 
   public CreateMaterializedViewCommand(CreateMaterializedView statement) {
@@ -373,7 +372,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     statement()
         .refreshPolicy()
         .ifPresent(p -> properties.put(MaterializedViewProperties.REFRESH_POLICY, p.name()));
-    properties.put(QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));
+    properties.put(MaterializedView.QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));
     if (!statement().expectations().isEmpty()) {
       properties.put(ExpectationsParser.PROPERTY, ExpectationsParser.toJson(statement().expectations()));
     }

@@ -28,6 +28,12 @@ public final class MaterializedView {
   /** The SQL dialect of the view representation Floe writes and reads. */
   public static final String DIALECT = "spark";
 
+  /**
+   * View property: the names of the definition's columns when it was created, before a column list
+   * renamed them, comma-separated (the key Iceberg's Spark views use).
+   */
+  public static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
+
   /** View property: the definition's sources, comma-separated {@code catalog.namespace.name}. */
   public static final String SOURCES = "floe.sources";
 
@@ -88,6 +94,22 @@ public final class MaterializedView {
     List<String> columns = new ArrayList<>();
     view.schema().columns().forEach(c -> columns.add(c.name()));
     return columns;
+  }
+
+  /**
+   * The names the definition gave its columns when the view was created, one per view column; empty
+   * when the view does not record them, or records names that do not name one column each.
+   */
+  public Optional<List<String>> queryColumns() {
+    String names = view.properties().get(QUERY_COLUMN_NAMES);
+    if (names == null) {
+      return Optional.empty();
+    }
+    List<String> columns = Arrays.asList(names.split(",", -1));
+    long distinct = columns.stream().map(c -> c.toLowerCase(java.util.Locale.ROOT)).distinct().count();
+    return columns.size() == view.schema().columns().size() && distinct == columns.size()
+        ? Optional.of(columns)
+        : Optional.empty();
   }
 
   /** The definition's query, as written. */

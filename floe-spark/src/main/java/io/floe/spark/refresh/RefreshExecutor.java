@@ -691,46 +691,29 @@ public final class RefreshExecutor {
     return Optional.empty();
   }
 
-  /**
-   * Pins the sources of {@code mv}'s definition, read as the view's columns. Those are fixed when
-   * the view is created, as Spark fixes a view's: a {@code SELECT *} over a source that has gained a
-   * column since gives more columns than the view has, and is read as the view's columns, by name
-   * (the added ones are not read at all, so they do not make the refresh a full one). A definition
-   * giving another number of columns that lacks one of the view's (a source column dropped) is
-   * refused, naming the column; the view keeps its rows. One giving as many columns as the view has
-   * is read by position, as written: a column list at CREATE renames its columns.
-   */
+  /** Pins the sources of {@code mv}'s definition, read as the view's columns (see {@link DefinitionColumns}). */
   private PinnedDefinition pin(MaterializedView mv, Map<String, Source> prePinned) {
     PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
     return asViewColumns(mv, pinned, analyzeDefinition(mv, pinned));
   }
 
-  /** {@code pinned}, or when its {@code analyzed} columns are not the view's, read as them (see {@link #pin}). */
+  /**
+   * {@code pinned}, or when its {@code analyzed} columns are not the view's, read as them. A
+   * definition that lacks one of them is refused and the view keeps its rows.
+   */
   private static PinnedDefinition asViewColumns(MaterializedView mv, PinnedDefinition pinned, Dataset<Row> analyzed) {
-    List<String> viewColumns = mv.viewColumns();
-    List<String> given = List.of(analyzed.columns());
-    if (given.size() == viewColumns.size()) {
-      // Read by position, as written: a column list at CREATE renames the definition's columns.
-      return pinned;
+    Optional<List<String>> columns;
+    try {
+      columns = DefinitionColumns.projection(mv, List.of(analyzed.columns()));
+    } catch (FloeException e) {
+      throw new FloeException(
+          "Cannot refresh " + e.getMessage() + "; the view keeps its rows. Define it again with CREATE OR REPLACE"
+              + " MATERIALIZED VIEW", e);
     }
-    Set<String> givenLowerCase = given.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
-    for (String column : viewColumns) {
-      if (!givenLowerCase.contains(column.toLowerCase(Locale.ROOT))) {
-        throw new FloeException(
-            "Cannot refresh " + mv + ": its definition no longer gives its column " + column + " (a column of a source"
-                + " it reads was dropped or renamed); the view keeps its rows. Define it again with CREATE OR REPLACE"
-                + " MATERIALIZED VIEW");
-      }
-    }
-    return new PinnedDefinition(asColumns(pinned.parsed(), viewColumns), asColumns(pinned.plan(), viewColumns), pinned.sources());
-  }
-
-  private static LogicalPlan asColumns(LogicalPlan plan, List<String> columns) {
-    List<org.apache.spark.sql.catalyst.expressions.NamedExpression> list = new ArrayList<>();
-    for (String column : columns) {
-      list.add(new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(io.floe.spark.Scala.seq(column)));
-    }
-    return new org.apache.spark.sql.catalyst.plans.logical.Project(io.floe.spark.Scala.seq(list), plan);
+    return columns
+        .map(c -> new PinnedDefinition(
+            DefinitionColumns.select(pinned.parsed(), c), DefinitionColumns.select(pinned.plan(), c), pinned.sources()))
+        .orElse(pinned);
   }
 
   private Dataset<Row> analyzeDefinition(MaterializedView mv, PinnedDefinition pinned) {

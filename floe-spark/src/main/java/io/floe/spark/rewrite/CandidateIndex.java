@@ -5,6 +5,7 @@ import io.floe.mv.SourceState;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.refresh.DefinitionColumns;
 import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -115,6 +116,10 @@ final class CandidateIndex {
               mv.defaultNamespace(),
               (parts, name) -> new UnresolvedRelation(Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false));
       LogicalPlan analyzed = Dataset.ofRows(spark, qualified).queryExecution().analyzed();
+      Optional<List<String>> asView = DefinitionColumns.projection(mv, List.of(analyzed.schema().fieldNames()));
+      if (asView.isPresent()) {
+        analyzed = Dataset.ofRows(spark, DefinitionColumns.select(qualified, asView.get())).queryExecution().analyzed();
+      }
       QueryBlock.Result block = QueryBlock.of(analyzed);
       if (block.block().isPresent() && block.block().get().outputs().size() != mv.viewColumns().size()) {
         return new QueryBlock.Result(Optional.empty(), "its definition's columns do not match the view's");

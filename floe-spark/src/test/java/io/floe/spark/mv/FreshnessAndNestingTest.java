@@ -2,6 +2,7 @@ package io.floe.spark.mv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -206,6 +207,58 @@ class FreshnessAndNestingTest extends MvTestSupport {
         .hasMessageContaining(q("every_trip"))
         .hasMessageContaining("no longer gives its column fare");
     assertThat(sql("SELECT * FROM every_trip")).hasSize(4);
+  }
+
+  /**
+   * A view reads its definition's columns by the names the definition gave them at CREATE, not by
+   * position: a source column moved keeps its values in its column, and a source column renamed, or
+   * dropped and replaced by another of the same count, is refused instead of filling the view's
+   * column with another column's values. A column list at CREATE still renames by position.
+   */
+  @Test
+  void aSelectStarViewReadsItsSourceColumnsByName() {
+    sql("CREATE MATERIALIZED VIEW every_trip AS SELECT * FROM bronze");
+    sql("CREATE MATERIALIZED VIEW renamed_trip (trip, town, price) AS SELECT * FROM bronze");
+    sql("ALTER TABLE bronze ALTER COLUMN fare FIRST");
+    sql("INSERT INTO bronze (id, city, fare) VALUES (5, 'nara', 4)");
+    sql("UPDATE bronze SET fare = 11 WHERE id = 1");
+
+    for (String view : new String[] {"every_trip", "renamed_trip"}) {
+      Row refreshed = sql("REFRESH MATERIALIZED VIEW " + view).get(0);
+      assertThat(refreshed.getString(1)).as(view + ": " + refreshed.getString(2)).isEqualTo("INCREMENTAL");
+      assertSameRows("SELECT * FROM " + view, "SELECT id, city, fare FROM bronze", 5);
+      Row full = sql("REFRESH MATERIALIZED VIEW " + view + " FULL").get(0);
+      assertThat(full.getString(1)).isEqualTo("FULL");
+      assertSameRows("SELECT * FROM " + view, "SELECT id, city, fare FROM bronze", 5);
+    }
+    assertThat(spark.table("every_trip").columns()).containsExactly("id", "city", "fare");
+    assertThat(spark.table("renamed_trip").columns()).containsExactly("trip", "town", "price");
+    spark.conf().set("spark.sql.optimizer.answerQueriesWithMVs.enabled", "true");
+    try {
+      assertThat(spark.sql("SELECT * FROM bronze").columns()).containsExactly("fare", "id", "city");
+      assertThat(sql("SELECT * FROM bronze WHERE id = 1")).singleElement()
+          .satisfies(r -> assertThat(List.of(r.get(0), r.get(1), r.get(2))).containsExactly(11, 1, "tokyo"));
+    } finally {
+      spark.conf().unset("spark.sql.optimizer.answerQueriesWithMVs.enabled");
+    }
+
+    sql("ALTER TABLE bronze RENAME COLUMN city TO town");
+    sql("INSERT INTO bronze (id, town, fare) VALUES (6, 'kyoto', 2)");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW every_trip")))
+        .hasMessageContaining(q("every_trip"))
+        .hasMessageContaining("no longer gives its column city");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW renamed_trip")))
+        .hasMessageContaining(q("renamed_trip"))
+        .hasMessageContaining("no longer gives its column city (the view's column town)");
+
+    sql("ALTER TABLE bronze RENAME COLUMN town TO city");
+    sql("ALTER TABLE bronze DROP COLUMN fare");
+    sql("ALTER TABLE bronze ADD COLUMN passengers INT");
+    sql("INSERT INTO bronze (id, city, passengers) VALUES (7, 'nara', 3)");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW every_trip FULL")))
+        .hasMessageContaining(q("every_trip"))
+        .hasMessageContaining("no longer gives its column fare");
+    assertThat(sql("SELECT * FROM every_trip WHERE fare IS NOT NULL")).hasSize(5);
   }
 
   /**
