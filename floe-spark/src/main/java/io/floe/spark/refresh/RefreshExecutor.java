@@ -278,20 +278,29 @@ public final class RefreshExecutor {
         reason = ((IncrementalRefresh.Fallback) outcome).reason();
       }
     }
-    String fullReason = reason;
     ExpectationCheck check = new ExpectationCheck(mv);
     Dataset<Row> viewRows = definition.toDF(mv.viewColumns().toArray(new String[0]));
     List<ExpectationResult> expectationCounts = check.evaluate(viewRows);
     Dataset<Row> computed = storageRows(mv, storage, shape, pinned, definition);
     org.apache.spark.sql.Dataset<Row> rows = check.dropsRows() ? check.keepPassing(computed) : computed;
+    Optional<ColumnWidening.Widened> widened = ColumnWidening.widen(catalog, mv, storage, rows.schema());
+    if (widened.isPresent()) {
+      // The view has a new version; the state records it, so the next refresh can be incremental.
+      mv = widened.get().mv();
+      reason = reason + "; " + widened.get().description();
+      stateJson = RefreshStateParser.toJson(new RefreshState(mv.versionId(), start, after));
+    }
+    String fullReason = reason;
+    String writtenState = stateJson;
+    MaterializedView written = mv;
 
-    String storageName = mv.storageName().quoted();
+    String storageName = written.storageName().quoted();
     StorageWriteGuard.allowWritesTo(
         storage.uuid().toString(),
         () -> {
           var writer =
               rows.writeTo(storageName)
-                  .option("snapshot-property." + RefreshState.SUMMARY_KEY, stateJson)
+                  .option("snapshot-property." + RefreshState.SUMMARY_KEY, writtenState)
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.FULL.name())
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, fullReason);
           if (!expectationCounts.isEmpty()) {
@@ -307,7 +316,7 @@ public final class RefreshExecutor {
           try {
             writer.overwrite(functions.lit(true));
           } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
-            throw new FloeException("Cannot refresh " + mv + ": storage table " + mv.storageName() + " is missing", e);
+            throw new FloeException("Cannot refresh " + written + ": storage table " + written.storageName() + " is missing", e);
           }
           return null;
         });

@@ -262,6 +262,59 @@ class FreshnessAndNestingTest extends MvTestSupport {
   }
 
   /**
+   * A source column widened in place (int to bigint, float to double, a decimal's precision) widens
+   * the view's columns that carry it, and their storage, in the full refresh it brings, instead of
+   * narrowing the wider values (overflow, lost digits); the aggregate's bookkeeping follows, and the
+   * refreshes after it are incremental again. A column whose type changes in a way Iceberg cannot
+   * widen (a decimal's scale) is refused, naming it, and the view keeps its rows.
+   */
+  @Test
+  void aWidenedSourceColumnWidensTheViewsColumns() {
+    sql("CREATE TABLE typed (id INT, x FLOAT, n INT, p DECIMAL(10,2)) USING iceberg");
+    sql("INSERT INTO typed VALUES (1, 1.5, 10, 1.25), (2, 2.5, 20, 2.50), (3, 0.5, 10, 0.75)");
+    String plain = "SELECT id, x, n, p FROM typed";
+    String grouped = "SELECT id % 2 AS k, sum(x) AS sx, sum(n) AS sn, count(DISTINCT n) AS dn, min(n) AS mn, avg(p) AS ap"
+        + " FROM typed GROUP BY id % 2";
+    String thirds = "SELECT id, p / id AS third FROM typed";
+    sql("CREATE MATERIALIZED VIEW typed_rows AS " + plain);
+    sql("CREATE MATERIALIZED VIEW typed_groups AS " + grouped);
+    sql("CREATE MATERIALIZED VIEW typed_top AS SELECT max(mn) AS top FROM typed_groups");
+    sql("CREATE MATERIALIZED VIEW typed_thirds AS " + thirds);
+    sql("ALTER TABLE typed ALTER COLUMN x TYPE DOUBLE");
+    sql("ALTER TABLE typed ALTER COLUMN n TYPE BIGINT");
+    sql("ALTER TABLE typed ALTER COLUMN p TYPE DECIMAL(30,2)");
+    sql("INSERT INTO typed VALUES (4, 1.0000000123456789, 3000000000, 1234567891.25)");
+
+    Row rows = sql("REFRESH MATERIALIZED VIEW typed_rows").get(0);
+    assertThat(rows.getString(1)).isEqualTo("FULL");
+    assertThat(rows.getString(2)).contains("widened column x from float to double, n from int to long, p from decimal(10, 2) to decimal(30, 2)");
+    assertSameRows("SELECT * FROM typed_rows", plain, 4);
+    assertThat(describe("typed_rows")).containsEntry("x", "double").containsEntry("n", "bigint").containsEntry("p", "decimal(30,2)");
+    Row groups = sql("REFRESH MATERIALIZED VIEW typed_groups").get(0);
+    assertThat(groups.getString(2)).contains("widened column mn from int to long, ap from decimal(14, 6) to decimal(34, 6)");
+    assertSameRows("SELECT * FROM typed_groups", grouped, 2);
+    assertThat(sql("REFRESH MATERIALIZED VIEW typed_top").get(0).getString(2)).contains("widened column top from int to long");
+    assertSameRows("SELECT * FROM typed_top", "SELECT max(mn) FROM (" + grouped + ")", 1);
+
+    sql("INSERT INTO typed VALUES (5, 2.0000000123456789, 4000000000, 2.5)");
+    sql("DELETE FROM typed WHERE id IN (1, 4)");
+    for (String view : new String[] {"typed_rows", "typed_groups", "typed_top"}) {
+      Row refreshed = sql("REFRESH MATERIALIZED VIEW " + view).get(0);
+      assertThat(refreshed.getString(1)).as(view + ": " + refreshed.getString(2)).isEqualTo("INCREMENTAL");
+    }
+    assertSameRows("SELECT * FROM typed_rows", plain, 3);
+    assertSameRows("SELECT * FROM typed_groups", grouped, 2);
+    assertSameRows("SELECT * FROM typed_top", "SELECT max(mn) FROM (" + grouped + ")", 1);
+
+    List<Row> before = sql("SELECT * FROM typed_thirds ORDER BY id");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW typed_thirds")))
+        .hasMessageContaining(q("typed_thirds"))
+        .hasMessageContaining("column third the type decimal(38, 10)")
+        .hasMessageContaining("decimal(21, 13)");
+    assertThat(sql("SELECT * FROM typed_thirds ORDER BY id")).isEqualTo(before);
+  }
+
+  /**
    * A view is read as of an earlier refresh, by its storage table's snapshot id, a tag of it, or a
    * time, as a table is: the view's columns, under the view's name.
    */
