@@ -61,13 +61,18 @@ public final class DefinitionValidator {
     analyzed.foreachWithSubqueries(
         node -> {
           for (Expression expression : Scala.list(node.expressions())) {
-            checkExpression(mvName, expression);
+            checkExpression(mvName, expression, null);
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
   }
 
-  private static void checkExpression(String mvName, Expression expression) {
+  /**
+   * Refuses {@code expression} or a call in it that is not deterministic. {@code enclosing} is the
+   * nearest call around it, named too: the analyzer writes some calls as others ({@code
+   * unix_timestamp()} reads {@code current_timestamp()}), so the call found may not be the one written.
+   */
+  private static void checkExpression(String mvName, Expression expression, Expression enclosing) {
     String kind = expression.getClass().getSimpleName();
     boolean timeOrSession = TIME_AND_SESSION_FUNCTIONS.contains(kind);
     boolean leafNonDeterministic =
@@ -79,10 +84,13 @@ public final class DefinitionValidator {
               + mvName
               + ": its definition calls the non-deterministic function "
               + expression.prettyName()
-              + "(); a materialized view must give the same rows for the same source data");
+              + "()"
+              + (enclosing == null ? "" : " (in " + enclosing.sql() + ")")
+              + "; a materialized view must give the same rows for the same source data");
     }
+    Expression around = expression instanceof org.apache.spark.sql.catalyst.expressions.Alias ? enclosing : expression;
     for (Expression child : Scala.list(expression.children())) {
-      checkExpression(mvName, child);
+      checkExpression(mvName, child, around);
     }
   }
 }
