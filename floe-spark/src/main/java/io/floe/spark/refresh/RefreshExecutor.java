@@ -384,6 +384,17 @@ public final class RefreshExecutor {
    * its reason. Reads metadata only.
    */
   public List<String[]> explain(MaterializedView mv) {
+    try {
+      return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> explainLines(mv));
+    } catch (RuntimeException e) {
+      if (e instanceof FloeException && e.getMessage() != null && e.getMessage().contains(mv.toString())) {
+        throw e;
+      }
+      throw new FloeException("Cannot explain the refresh of " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
+    }
+  }
+
+  private List<String[]> explainLines(MaterializedView mv) {
     List<String[]> lines = new ArrayList<>();
     Table storage = mv.storageTable();
     Optional<Snapshot> readSnapshot = Optional.ofNullable(storage.currentSnapshot());

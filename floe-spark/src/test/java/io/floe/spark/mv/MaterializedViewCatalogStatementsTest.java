@@ -294,6 +294,16 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     assertThat(tableExists("counts__storage")).isFalse();
   }
 
+  /** A source another engine dropped: refresh, EXPLAIN REFRESH and DESCRIBE name the view and the source. */
+  @Test
+  void aSourceAnotherEngineDroppedIsNamedWithTheView() {
+    iceberg().dropTable(id("orders"), false);
+    for (String statement : new String[] {"REFRESH MATERIALIZED VIEW counts", "EXPLAIN REFRESH MATERIALIZED VIEW counts"}) {
+      assertThat(errorOf(statement)).as(statement).contains(q("counts")).contains("orders");
+    }
+    assertThat(sql("SELECT * FROM counts")).hasSize(2);
+  }
+
   @Test
   void aTemporaryViewIsNotASourceAndTheErrorSaysSo() {
     sql("CREATE TEMPORARY VIEW recent AS SELECT * FROM orders WHERE id > 1");
