@@ -21,6 +21,7 @@ import io.floe.spark.command.ShowMaterializedViewsCommand;
 import io.floe.spark.command.ShowRefreshesCommand;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.MaterializedViewDdl;
 import io.floe.sql.AlterMaterializedView;
 import io.floe.sql.CreateMaterializedView;
 import io.floe.sql.CreateFlow;
@@ -103,6 +104,19 @@ public final class FloeSparkSqlParser implements ParserInterface {
       Optional<LogicalPlan> columns = materializedViewColumns(show, relation);
       if (columns.isPresent()) {
         return columns.get();
+      }
+    }
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.ShowCreateTable show
+        && show.child() instanceof UnresolvedTableOrView relation) {
+      Optional<MaterializedView> mv = materializedView(spark, new QualifiedName(Scala.list(relation.multipartIdentifier())));
+      if (mv.isPresent()) {
+        // Spark would print the Iceberg view as a plain CREATE VIEW, which defines no MV.
+        return new org.apache.spark.sql.catalyst.plans.logical.LocalRelation(
+            show.output(),
+            Scala.seq(List.of(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
+                new Object[] {org.apache.spark.unsafe.types.UTF8String.fromString(MaterializedViewDdl.of(mv.get()))}))),
+            false,
+            Scala.none());
       }
     }
     refuseWritesToMaterializedViews(plan);

@@ -294,6 +294,48 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     assertThat(tableExists("counts__storage")).isFalse();
   }
 
+  /**
+   * SHOW CREATE TABLE of an MV gives the CREATE MATERIALIZED VIEW statement that defines it as it
+   * is now (after ALTERs), not Spark's CREATE VIEW of the Iceberg view; running it defines an
+   * equal MV.
+   */
+  @Test
+  void showCreateTableGivesTheStatementThatDefinesTheView() {
+    assertThat(sql("SHOW CREATE TABLE counts").get(0).getString(0))
+        .isEqualTo("CREATE MATERIALIZED VIEW lake." + ns + ".counts\nAS " + QUERY);
+
+    sql("CREATE MANAGED MATERIALIZED VIEW `per region` (place COMMENT 'the region\\'s name', orders,"
+        + " CONSTRAINT known EXPECT (place IS NOT NULL) ON VIOLATION DROP ROW)"
+        + " COMMENT 'orders per region' PARTITIONED BY (place)"
+        + " TBLPROPERTIES ('floe.compaction.enabled' = 'false', 'format-version' = '2')"
+        + " SCHEDULE REFRESH EVERY 2 HOURS AS " + QUERY);
+    sql("ALTER MATERIALIZED VIEW `per region` SET REFRESH POLICY FULL");
+    String ddl = sql("SHOW CREATE TABLE `per region`").get(0).getString(0);
+    assertThat(ddl).isEqualTo(
+        "CREATE MANAGED MATERIALIZED VIEW lake." + ns + ".`per region` (\n"
+            + "  place COMMENT 'the region\\'s name',\n"
+            + "  orders,\n"
+            + "  CONSTRAINT known EXPECT (place IS NOT NULL) ON VIOLATION DROP ROW)\n"
+            + "COMMENT 'orders per region'\n"
+            + "PARTITIONED BY (place)\n"
+            + "TBLPROPERTIES (\n"
+            + "  'floe.compaction.enabled' = 'false',\n"
+            + "  'format-version' = '2')\n"
+            + "SCHEDULE REFRESH EVERY 2 HOURS\n"
+            + "REFRESH POLICY FULL\n"
+            + "AS " + QUERY);
+    Map<String, String> described = describe("`per region`");
+
+    sql("DROP MATERIALIZED VIEW `per region`");
+    sql(ddl);
+    assertThat(sql("SHOW CREATE TABLE `per region`").get(0).getString(0)).isEqualTo(ddl);
+    Map<String, String> again = describe("`per region`");
+    for (String key : new String[] {"place", "orders", "Comment", "View Text", "Schedule", "Refresh Policy"}) {
+      assertThat(again.get(key)).as(key).isEqualTo(described.get(key));
+    }
+    assertSameRows("SELECT * FROM `per region`", QUERY, 2);
+  }
+
   /** A source another engine dropped: refresh, EXPLAIN REFRESH and DESCRIBE name the view and the source. */
   @Test
   void aSourceAnotherEngineDroppedIsNamedWithTheView() {
