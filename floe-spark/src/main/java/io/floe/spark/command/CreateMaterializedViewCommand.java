@@ -110,14 +110,11 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
     StructType storageSchema = withHiddenColumns(name, viewSchema, layout, shape);
     boolean keepStorage = false;
+    Optional<ReplacedView> replaced = Optional.empty();
     if (existing.isPresent()) {
       storage = existing.get().storageName();
       keepStorage = storageFits(existing.get(), storageSchema);
-      if (!keepStorage) {
-        name.catalog().dropTable(storage.identifier(), true);
-        // Spark's catalog caches tables; without this its CREATE TABLE below sees the dropped one.
-        catalog.invalidateSparkCache(storage);
-      }
+      replaced = Optional.of(new ReplacedView(catalog, existing.get(), !keepStorage));
     } else if (name.catalog().tableExists(storage.identifier())) {
       throw new FloeException(
           "Cannot create materialized view "
@@ -141,30 +138,48 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           .withProperties(viewProperties(storage, schema, pinned, layout))
           .createOrReplace();
     } catch (RuntimeException e) {
-      name.catalog().dropTable(storage.identifier(), true);
+      if (replaced.isPresent()) {
+        replaced.get().restore(e);
+      } else {
+        name.catalog().dropTable(storage.identifier(), true);
+      }
       throw new FloeException("Cannot create materialized view " + name + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }
 
     if (!statement().withData()) {
+      replaced.ifPresent(ReplacedView::commit);
       return List.of();
     }
     MaterializedView created = catalog.loadExisting(name, "refresh");
     try {
-      return List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+      List<Row> result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+      replaced.ifPresent(ReplacedView::commit);
+      return result;
     } catch (RuntimeException e) {
-      // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A
-      // replaced view keeps its new definition: its old storage is already gone.
+      // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
+      // replacement puts the view back as it was, with its rows.
+      if (replaced.isPresent()) {
+        replaced.get().restore(e);
+        throw new FloeException(
+            "Cannot replace materialized view " + name + ": its first refresh failed, so it keeps its previous definition"
+                + " and rows: " + withoutRefreshPrefix(created, e),
+            e);
+      }
       if (existing.isEmpty()) {
         MaterializedViewDrop.drop(catalog, created);
-        String cause = ErrorMessages.firstLineOf(e);
-        String refreshing = "Cannot refresh " + created + ": ";
         throw new FloeException(
             "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
-                + (cause.startsWith(refreshing) ? cause.substring(refreshing.length()) : cause),
+                + withoutRefreshPrefix(created, e),
             e);
       }
       throw e;
     }
+  }
+
+  private static String withoutRefreshPrefix(MaterializedView mv, RuntimeException e) {
+    String cause = ErrorMessages.firstLineOf(e);
+    String refreshing = "Cannot refresh " + mv + ": ";
+    return cause.startsWith(refreshing) ? cause.substring(refreshing.length()) : cause;
   }
 
   /**

@@ -125,6 +125,48 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
     assertThat(freshness("mv")).isEqualTo("FRESH");
   }
 
+  /**
+   * A replacement whose first refresh fails (a cast that fails on the data) leaves the view as it
+   * was: definition, version, properties, storage and rows, whether the new definition needed a new
+   * storage table or fit the old one; the views reading it are not emptied, and it refreshes
+   * incrementally as before.
+   */
+  @Test
+  void aReplacementWhoseFirstRefreshFailsLeavesTheViewAsItWas() {
+    sql("CREATE MATERIALIZED VIEW mv SCHEDULE REFRESH EVERY 1 HOUR AS SELECT id, region FROM orders");
+    sql("CREATE MATERIALIZED VIEW total AS SELECT count(*) AS n FROM mv");
+    int version = view("mv").currentVersion().versionId();
+    String storageUuid = table("mv__storage").uuid().toString();
+    String ddl = sql("SHOW CREATE TABLE mv").get(0).getString(0);
+
+    for (String replacement : new String[] {
+        "SELECT id, region, CAST(region AS INT) AS code FROM orders", // needs a new storage table
+        "SELECT id, CAST(region AS INT) AS region FROM orders WHERE id > 0", // fits the old one
+        "SELECT id, CAST(region AS INT) AS region FROM orders WHERE id > 0"}) {
+      assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW mv TBLPROPERTIES ('floe.compaction.enabled' = 'false')"
+          + " REFRESH POLICY FULL AS " + replacement))
+          .as(replacement)
+          .contains("Cannot replace materialized view lake." + ns + ".mv")
+          .contains("keeps its previous definition and rows")
+          .contains("CAST_INVALID_INPUT");
+      assertThat(view("mv").currentVersion().versionId()).as(replacement).isEqualTo(version);
+      assertThat(sql("SHOW CREATE TABLE mv").get(0).getString(0)).isEqualTo(ddl);
+      assertThat(table("mv__storage").uuid().toString()).isEqualTo(storageUuid);
+      assertThat(tableExists("mv__storage__replaced")).isFalse();
+      assertSameRows("SELECT * FROM mv", "SELECT id, region FROM orders", 3);
+      assertThat(freshness("mv")).isEqualTo("FRESH");
+    }
+
+    sql("INSERT INTO orders VALUES (4, 'Nara', 1.00)");
+    assertThat(sql("REFRESH MATERIALIZED VIEW mv").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    sql("REFRESH MATERIALIZED VIEW total");
+    assertSameRows("SELECT * FROM total", "SELECT count(*) FROM orders", 1);
+
+    sql("CREATE OR REPLACE MATERIALIZED VIEW mv AS SELECT id, region, amount FROM orders");
+    assertThat(tableExists("mv__storage__replaced")).as("the old storage, dropped once replaced").isFalse();
+    assertSameRows("SELECT * FROM mv", "SELECT id, region, amount FROM orders", 4);
+  }
+
   @Test
   void createOnTheNameOfATableFails() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW orders AS SELECT 1 AS one"))
