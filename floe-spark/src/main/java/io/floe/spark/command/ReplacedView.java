@@ -3,16 +3,14 @@ package io.floe.spark.command;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
+import io.floe.spark.mv.ViewVersions;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.UpdateProperties;
-import org.apache.iceberg.view.ReplaceViewVersion;
-import org.apache.iceberg.view.SQLViewRepresentation;
 import org.apache.iceberg.view.UpdateViewProperties;
 import org.apache.iceberg.view.View;
-import org.apache.iceberg.view.ViewRepresentation;
 import org.apache.iceberg.view.ViewVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -117,16 +115,7 @@ final class ReplacedView {
   private void restoreView() {
     View view = before.name().viewCatalog().loadView(before.name().identifier());
     // Iceberg reuses the id of an equal earlier version, so the view gets its old version back.
-    ReplaceViewVersion replace = view.replaceVersion().withSchema(schema).withDefaultNamespace(version.defaultNamespace());
-    if (version.defaultCatalog() != null) {
-      replace = replace.withDefaultCatalog(version.defaultCatalog());
-    }
-    for (ViewRepresentation representation : version.representations()) {
-      if (representation instanceof SQLViewRepresentation sql) {
-        replace = replace.withQuery(sql.dialect(), sql.sql());
-      }
-    }
-    replace.commit();
+    ViewVersions.commit(view, version, schema);
     View replaced = before.name().viewCatalog().loadView(before.name().identifier());
     UpdateViewProperties update = replaced.updateProperties();
     viewProperties.forEach(update::set);

@@ -17,11 +17,7 @@ import org.apache.iceberg.spark.SparkSchemaUtil;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
-import org.apache.iceberg.view.ReplaceViewVersion;
-import org.apache.iceberg.view.SQLViewRepresentation;
 import org.apache.iceberg.view.View;
-import org.apache.iceberg.view.ViewRepresentation;
-import org.apache.iceberg.view.ViewVersion;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -125,17 +121,6 @@ final class ColumnWidening {
     if (!changed) {
       return;
     }
-    ViewVersion current = view.currentVersion();
-    ReplaceViewVersion replace =
-        view.replaceVersion().withSchema(new Schema(columns)).withDefaultNamespace(current.defaultNamespace());
-    if (current.defaultCatalog() != null) {
-      replace = replace.withDefaultCatalog(current.defaultCatalog());
-    }
-    for (ViewRepresentation representation : current.representations()) {
-      if (representation instanceof SQLViewRepresentation sql) {
-        replace = replace.withQuery(sql.dialect(), sql.sql());
-      }
-    }
-    replace.commit();
+    io.floe.spark.mv.ViewVersions.commit(view, view.currentVersion(), new Schema(columns));
   }
 }
