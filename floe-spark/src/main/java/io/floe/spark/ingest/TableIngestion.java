@@ -17,6 +17,7 @@ import io.floe.sql.TypedColumn;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -208,6 +209,7 @@ public final class TableIngestion {
       definition.flows().forEach(flow -> properties.putAll(flow.definitionProperties()));
       StructType columns = definition.columns().isEmpty() ? flowColumns(definition.flows(), schemas)
           : declaredColumns(owner, definition.columns());
+      checkPositionalFlows(verb, name, definition.flows(), schemas, columns);
       Table table = name.catalog().createTable(
           name.identifier(), SparkSchemaUtil.convert(nullable(columns)), PartitionSpec.unpartitioned(), properties);
       // An empty first snapshot gives every refresh a base to branch from.
@@ -219,6 +221,7 @@ public final class TableIngestion {
     if (!StreamFlow.isTableFed(table.properties())) {
       throw new FloeException(owner + ": a table with that name exists and is not a streaming table fed by tables");
     }
+    checkPositionalFlows(verb, name, definition.flows(), schemas, SparkSchemaUtil.convert(table.schema()));
     Map<String, StreamFlow> existing = new LinkedHashMap<>();
     StreamFlow.all(table.properties()).forEach(flow -> existing.put(flow.name(), flow));
     List<String> names = new ArrayList<>();
@@ -481,6 +484,36 @@ public final class TableIngestion {
       }
     }
     return rows.select(columns.toArray(new Column[0]));
+  }
+
+  /**
+   * Refuses a flow inserting by position whose query gives another number of columns than the table
+   * will have (its columns and those its flows by name add, as a refresh adds them), before the flow is recorded: otherwise
+   * every later refresh of the table fails on it, the other flows' too.
+   */
+  private static void checkPositionalFlows(
+      String verb, ResolvedName name, List<StreamFlow> flows, Map<String, StructType> schemas, StructType table) {
+    List<String> columns = new ArrayList<>(Arrays.asList(table.fieldNames()));
+    Set<String> present = new HashSet<>();
+    columns.forEach(c -> present.add(c.toLowerCase(Locale.ROOT)));
+    for (StreamFlow flow : flows) {
+      // As the refresh evolves the schema: a table without columns takes the first flow's.
+      if (flow.byName() || columns.isEmpty()) {
+        for (String column : schemas.get(flow.name()).fieldNames()) {
+          if (present.add(column.toLowerCase(Locale.ROOT))) {
+            columns.add(column);
+          }
+        }
+      }
+    }
+    for (StreamFlow flow : flows) {
+      String[] produced = schemas.get(flow.name()).fieldNames();
+      if (!flow.byName() && produced.length != columns.size()) {
+        throw new FloeException(owner(verb, name, flow) + ": it produces " + produced.length + " columns "
+            + Arrays.toString(produced) + " but the table has " + columns.size() + " " + columns
+            + "; match them or use INSERT INTO ... BY NAME");
+      }
+    }
   }
 
   /** The columns of a table created from its flows: the first flow's, then the new ones of flows by name. */

@@ -145,6 +145,29 @@ class TableIngestionTest extends MvTestSupport {
         "SELECT id, amount, NULL FROM web_raw UNION ALL SELECT id, amount, store FROM shop_raw", 6);
   }
 
+  /**
+   * A flow inserting by position whose query gives another number of columns than the table has is
+   * refused before it is recorded, so the table's other flows keep running.
+   */
+  @Test
+  void aFlowWithTheWrongNumberOfColumnsIsRefusedAndNotRecorded() {
+    sql("CREATE TABLE web_raw (id INT, amount DOUBLE) USING iceberg");
+    sql("INSERT INTO web_raw VALUES (1, 10.0)");
+    sql("CREATE STREAMING TABLE orders_by_position");
+    run("CREATE FLOW web AS INSERT INTO orders_by_position SELECT * FROM STREAM(web_raw)");
+    String flows = table("orders_by_position").properties().get(StreamFlow.FLOWS);
+
+    assertThat(errorOf("CREATE FLOW narrow AS INSERT INTO orders_by_position SELECT amount FROM STREAM(web_raw)"))
+        .contains("Cannot create flow narrow of streaming table lake." + ns + ".orders_by_position")
+        .contains("it produces 1 columns [amount] but the table has 2 [id, amount]");
+    assertThat(table("orders_by_position").properties()).containsEntry(StreamFlow.FLOWS, flows)
+        .doesNotContainKey(StreamFlow.checkpointKey("narrow"));
+
+    sql("INSERT INTO web_raw VALUES (2, 20.0)");
+    assertThat(run("REFRESH STREAMING TABLE orders_by_position").getLong(2)).isEqualTo(1);
+    assertSameRows("SELECT * FROM orders_by_position", "SELECT * FROM web_raw", 2);
+  }
+
   @Test
   void aFullRefreshReplacesTheRowsAndResetsTheCheckpoint() {
     run(SILVER);
