@@ -246,7 +246,7 @@ public final class FileIngestion {
 
   /** Adds the batch's new fields before the metadata columns and widens promotable columns; returns the added names. */
   private List<String> evolveSchema(ResolvedName name, Table table, SchemaDrift drift) {
-    if (drift.added().isEmpty() && drift.widened().isEmpty()) {
+    if (drift.added().isEmpty() && drift.nestedAdded().isEmpty() && drift.widened().isEmpty()) {
       return List.of();
     }
     UpdateSchema update = table.updateSchema();
@@ -255,6 +255,10 @@ public final class FileIngestion {
       update.addColumn(field.name(), SparkSchemaUtil.convert(field.dataType()));
       update.moveBefore(field.name(), StreamingTable.SOURCE_FILE);
       added.add(field.name());
+    }
+    for (SchemaDrift.NestedField field : drift.nestedAdded()) {
+      update.addColumn(field.parent(), field.field().name(), SparkSchemaUtil.convert(field.field().dataType()));
+      added.add(field.path());
     }
     for (Map.Entry<String, DataType> widen : drift.widened().entrySet()) {
       update.updateColumn(widen.getKey(), SparkSchemaUtil.convert(widen.getValue()).asPrimitiveType());

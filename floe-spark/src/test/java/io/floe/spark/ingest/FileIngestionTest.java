@@ -189,6 +189,25 @@ class FileIngestionTest {
     assertThat(sql("SELECT coupon FROM bronze WHERE order_id = 2").get(0).getString(0)).isEqualTo("SPRING");
   }
 
+  /**
+   * A field new inside a struct (directly, in an array's elements, in a nested struct) is added to
+   * the column, not dropped: the earlier rows read it as NULL, nothing is rescued or warned.
+   */
+  @Test
+  void newFieldsInsideStructsAreAddedToTheirColumns() throws IOException {
+    write("a.json", "{\"id\": 1, \"addr\": {\"city\": \"X\"}, \"lines\": [{\"sku\": \"a\"}], \"meta\": {\"k\": {\"v\": 1}}}");
+    create("json");
+    write("b.json", "{\"id\": 2, \"addr\": {\"city\": \"Y\", \"zip\": \"12345\"}, \"lines\": [{\"sku\": \"b\", \"qty\": 3}],"
+        + " \"meta\": {\"k\": {\"v\": 2, \"w\": \"x\"}}}");
+    Row result = refresh();
+    assertThat(result.getString(4)).isEqualTo("addr.zip, lines.element.qty, meta.k.w");
+    assertThat(result.getLong(3)).as("rows rescued").isZero();
+    assertThat(result.getString(5)).as("warnings").isEmpty();
+    assertThat(sql("SELECT addr.zip, lines[0].qty, meta.k.w, _rescued_data FROM bronze ORDER BY id"))
+        .extracting(Row::toString)
+        .containsExactly("[null,null,null,null]", "[12345,3,x,null]");
+  }
+
   @Test
   void aTypeConflictIsReportedAndTheValueKeptAsText() throws IOException {
     write("a.json", order(1, "1.5"));
