@@ -376,14 +376,24 @@ public final class PipelineRun {
 
   /** Reports (and with prune, drops) this pipeline's materialized views the project no longer defines. */
   private void removed(MaterializedViewCatalog catalog, PipelineGraph graph, Map<String, DatasetOutcome> outcomes) {
-    // Only the namespaces the pipeline writes to: a pipeline of the same name elsewhere is another pipeline.
+    // Only the namespaces the pipeline writes to: a pipeline of the same name elsewhere is another
+    // pipeline. Those are its datasets' namespaces and its own (floe.yml's, else the session's),
+    // where its datasets go by default: one whose datasets were all removed is still searched.
     Map<String, ResolvedName> namespaces = new LinkedHashMap<>();
+    List<ResolvedName> places = new ArrayList<>();
     for (PipelineDataset dataset : graph.datasets().values()) {
-      if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
-        continue;
+      places.add(catalog.resolve(List.of(dataset.name().split("\\.")), dataset.defaultCatalog(), dataset.defaultNamespace()));
+    }
+    CatalogManager catalogs = spark.sessionState().catalogManager();
+    places.add(catalog.resolve(
+        List.of("dataset"),
+        project.spec().catalog().orElse(catalogs.currentCatalog().name()),
+        project.spec().namespace().map(ns -> Arrays.asList(ns.split("\\."))).orElse(Arrays.asList(catalogs.currentNamespace()))));
+    for (ResolvedName name : places) {
+      if (!(name.catalog() instanceof org.apache.iceberg.catalog.SupportsNamespaces ns)
+          || ns.namespaceExists(name.identifier().namespace())) {
+        namespaces.putIfAbsent(name.catalogName() + "." + name.identifier().namespace(), name);
       }
-      ResolvedName name = resolve(catalog, dataset);
-      namespaces.putIfAbsent(name.catalogName() + "." + name.identifier().namespace(), name);
     }
     for (ResolvedName place : namespaces.values()) {
       removedStreamingTables(place, graph, outcomes);

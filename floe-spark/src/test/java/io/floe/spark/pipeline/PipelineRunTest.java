@@ -149,6 +149,28 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(viewExists("city_revenue")).isFalse();
   }
 
+  /**
+   * Every materialized view of the pipeline removed, only a streaming table fed by files left: the
+   * removed views are still found, in the pipeline's own namespace.
+   */
+  @Test
+  void removedDatasetsAreFoundWhenOnlyAStreamingTableFedByFilesIsLeft() throws IOException {
+    sdpProject();
+    pipeline().run();
+    Files.delete(project.resolve("transformations/a_gold.sql"));
+    write("data/orders/a.json", "{\"id\": 1}\n");
+    write("transformations/b_silver.sql",
+        "CREATE STREAMING TABLE raw_orders AS SELECT * FROM STREAM read_files('data/orders', format => 'json');\n");
+    PipelineRunResult kept = pipeline().run();
+    assertThat(byName(kept).get("city_revenue").state()).isEqualTo(PipelineEvent.State.REMOVED);
+    assertThat(byName(kept).get("trips_silver").state()).isEqualTo(PipelineEvent.State.REMOVED);
+    PipelineRunResult pruned = pipeline().prune(true).run();
+    assertThat(byName(pruned).get("city_revenue").state()).isEqualTo(PipelineEvent.State.DROPPED);
+    assertThat(byName(pruned).get("trips_silver").state()).isEqualTo(PipelineEvent.State.DROPPED);
+    assertThat(viewExists("trips_silver")).isFalse();
+    assertThat(count("SELECT * FROM raw_orders")).isEqualTo(1);
+  }
+
   @Test
   void aFailingDatasetSkipsItsReadersAndKeepsWhatSucceeded() throws IOException {
     sdpProject();
