@@ -53,6 +53,29 @@ public final class PipelineValidator {
     return name.catalog().tableExists(name.identifier());
   }
 
+  /**
+   * A problem when the catalog holds the dataset's name as another kind of object than the project
+   * now defines (a materialized view that became a streaming table, or the reverse): the run would
+   * fail on it, and changing the kind drops the rows, so it is the user's call.
+   */
+  private java.util.Optional<PipelineProblem> checkKind(PipelineDataset dataset) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    ResolvedName name = catalog.resolve(List.of(dataset.name().split("\\.")), dataset.defaultCatalog(), dataset.defaultNamespace());
+    boolean definesView = dataset.kind() == PipelineDataset.Kind.MATERIALIZED_VIEW;
+    boolean isView = catalog.load(name).isPresent();
+    String problem;
+    if (definesView && !isView && name.catalog().tableExists(name.identifier())) {
+      problem = name + " exists as a table, and the project now defines it as a materialized view; drop it first"
+          + " (DROP TABLE " + name.quoted() + ", which drops its rows), or rename the dataset";
+    } else if (!definesView && isView) {
+      problem = name + " exists as a materialized view, and the project now defines it as a streaming table; drop"
+          + " it first (DROP MATERIALIZED VIEW " + name.quoted() + ", which drops its rows), or rename the dataset";
+    } else {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(new PipelineProblem(dataset.statement().location(), dataset.name(), problem));
+  }
+
   private java.util.Optional<PipelineProblem> checkFolder(PipelineDataset dataset) {
     String path = dataset.streamingTable().source().path();
     if (!path.contains(":") && !java.nio.file.Files.exists(java.nio.file.Paths.get(path))) {
@@ -83,6 +106,12 @@ public final class PipelineValidator {
                 dataset.statement().location(),
                 dataset.name(),
                 "not checked: it reads " + String.join(", ", blockedBy) + ", which has problems"));
+        continue;
+      }
+      java.util.Optional<PipelineProblem> otherKind = checkKind(dataset);
+      if (otherKind.isPresent()) {
+        failed.add(dataset.name());
+        problems.add(otherKind.get());
         continue;
       }
       if (dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE) {

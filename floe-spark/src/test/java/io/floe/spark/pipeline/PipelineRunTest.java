@@ -171,6 +171,29 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(count("SELECT * FROM raw_orders")).isEqualTo(1);
   }
 
+  /**
+   * A dataset whose kind changed (a materialized view now defined as a streaming table) is a
+   * problem the dry run reports and the run refuses, naming the statement that would allow it;
+   * the view keeps its rows.
+   */
+  @Test
+  void aDatasetWhoseKindChangedIsAProblemAndKeepsItsRows() throws IOException {
+    sdpProject();
+    pipeline().run();
+    write("transformations/b_silver.sql",
+        "CREATE STREAMING TABLE trips_silver AS SELECT id, city, amount FROM STREAM(trips) WHERE amount > 0;\n");
+    List<String> problems = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project))).stream()
+        .map(PipelineProblem::toString).toList();
+    assertThat(problems).anySatisfy(p -> assertThat(p)
+        .contains("b_silver.sql")
+        .contains("exists as a materialized view, and the project now defines it as a streaming table")
+        .contains("DROP MATERIALIZED VIEW"));
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> pipeline().run()))
+        .hasMessageContaining("exists as a materialized view");
+    assertThat(count("SELECT * FROM trips_silver")).isEqualTo(3);
+  }
+
   @Test
   void aFailingDatasetSkipsItsReadersAndKeepsWhatSucceeded() throws IOException {
     sdpProject();
