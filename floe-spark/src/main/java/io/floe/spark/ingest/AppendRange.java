@@ -44,8 +44,9 @@ final class AppendRange {
       String fullRefreshHint) {
     if (source.snapshot(checkpoint) == null) {
       throw new FloeException(
-          refresh + ": flow " + flow + " last read snapshot " + checkpoint + " of " + sourceName + ", which has "
-              + "expired, so the rows appended since cannot be told apart; run a full refresh (" + fullRefreshHint + ")");
+          refresh + ": flow " + flow + " last read snapshot " + checkpoint + " of " + sourceName + ", which the"
+              + " table no longer has (the snapshot expired, or the table was dropped and created again), so the rows"
+              + " appended since cannot be told apart; run a full refresh (" + fullRefreshHint + ")");
     }
     List<Snapshot> newestFirst = new ArrayList<>();
     Snapshot current = to;

@@ -309,7 +309,7 @@ public final class TableIngestion {
     Table table = name.catalog().loadTable(name.identifier());
     catalog.invalidateSparkCache(name);
     String refresh = "Cannot refresh streaming table " + name;
-    String hint = "REFRESH STREAMING TABLE " + name + " FULL";
+    String hint = "REFRESH STREAMING TABLE " + name + " FULL, or in its pipeline floe run --full-refresh " + name.name();
     boolean skipAll = Boolean.parseBoolean(table.properties().getOrDefault(StreamFlow.SKIP_CHANGE_COMMITS, "false").trim());
     Snapshot base = table.currentSnapshot();
     if (base == null) {

@@ -168,6 +168,22 @@ class TableIngestionTest extends MvTestSupport {
     assertSameRows("SELECT * FROM orders_by_position", "SELECT * FROM web_raw", 2);
   }
 
+  /** A source dropped and created again is named as a possible cause, with both ways to a full refresh. */
+  @Test
+  void aSourceCreatedAgainAsksForAFullRefresh() {
+    run(SILVER);
+    sql("DROP TABLE bronze_events");
+    sql("CREATE TABLE bronze_events (id INT, kind STRING) USING iceberg");
+    sql("INSERT INTO bronze_events VALUES (7, 'buy')");
+    assertThat(errorOf("REFRESH STREAMING TABLE silver_events"))
+        .contains("Cannot refresh streaming table lake." + ns + ".silver_events")
+        .contains("the table was dropped and created again")
+        .contains("REFRESH STREAMING TABLE lake." + ns + ".silver_events FULL")
+        .contains("floe run --full-refresh silver_events");
+    run("REFRESH STREAMING TABLE silver_events FULL");
+    assertSameRows("SELECT * FROM silver_events", EXPECTED, 1);
+  }
+
   @Test
   void aFullRefreshReplacesTheRowsAndResetsTheCheckpoint() {
     run(SILVER);
