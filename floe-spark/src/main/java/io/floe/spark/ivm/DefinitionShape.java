@@ -237,7 +237,31 @@ public final class DefinitionShape {
    * @param analyzed the pinned definition, analyzed
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
-    return of(parsed, analyzed, io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed).orElse(-1));
+    DefinitionShape shape = of(parsed, analyzed, io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed).orElse(-1));
+    if (shape.layout() == StorageLayout.ROWS) {
+      // The ROWS layout counts equal rows and keys them by a hash of their values; Spark can
+      // neither group nor hash a map.
+      for (org.apache.spark.sql.catalyst.expressions.Attribute column : io.floe.spark.Scala.list(analyzed.output())) {
+        if (holdsMap(column.dataType())) {
+          return notIncremental("column " + column.name() + " holds a MAP (" + column.dataType().sql()
+              + "), and rows are maintained by comparing their values, which Spark cannot do for maps");
+        }
+      }
+    }
+    return shape;
+  }
+
+  private static boolean holdsMap(org.apache.spark.sql.types.DataType type) {
+    if (type instanceof org.apache.spark.sql.types.MapType) {
+      return true;
+    }
+    if (type instanceof org.apache.spark.sql.types.ArrayType array) {
+      return holdsMap(array.elementType());
+    }
+    if (type instanceof org.apache.spark.sql.types.StructType struct) {
+      return java.util.Arrays.stream(struct.fields()).anyMatch(f -> holdsMap(f.dataType()));
+    }
+    return false;
   }
 
   /**

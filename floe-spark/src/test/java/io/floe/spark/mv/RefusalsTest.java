@@ -2,6 +2,7 @@ package io.floe.spark.mv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -83,6 +84,26 @@ class RefusalsTest extends MvTestSupport {
         .contains("Cannot create materialized view " + mv("nd"))
         .contains("non-deterministic function " + function);
     assertNothingCreated("nd");
+  }
+
+  /**
+   * A MAP column (also inside an array or struct) cannot be compared, so a row-level view holding
+   * one is created for full refreshes (INCREMENTAL refuses it, naming the column) instead of failing
+   * its first refresh.
+   */
+  @Test
+  void aViewWithAMapColumnRefreshesInFull() {
+    String query = "SELECT id, map(v, id) AS m, array(named_struct('tags', map(v, 1))) AS nested FROM t";
+    assertThat(sql("CREATE MATERIALIZED VIEW with_map AS " + query).get(0).getString(1)).isEqualTo("FULL");
+    assertThat(describe("with_map")).containsEntry("Refresh Policy", "AUTO");
+    sql("INSERT INTO t VALUES (3, 'c')");
+    Row refreshed = sql("REFRESH MATERIALIZED VIEW with_map").get(0);
+    assertThat(refreshed.getString(1)).isEqualTo("FULL");
+    assertThat(refreshed.getString(2)).contains("column m holds a MAP");
+    assertThat(sql("SELECT m[v] FROM with_map JOIN t USING (id) ORDER BY id")).extracting(r -> r.getInt(0)).containsExactly(1, 2, 3);
+    assertThat(errorOf("CREATE MATERIALIZED VIEW only_nested REFRESH POLICY INCREMENTAL AS SELECT id, nested FROM (" + query + ")"))
+        .contains("Cannot create materialized view " + mv("only_nested") + " with REFRESH POLICY INCREMENTAL")
+        .contains("column nested holds a MAP");
   }
 
   @Test
