@@ -172,6 +172,7 @@ public final class PipelineValidator {
       PipelineGraph graph, PipelineDataset dataset, Map<String, LogicalPlan> analyzed, Set<String> inCatalog) {
     List<PipelineProblem> problems = new ArrayList<>();
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    Map<PipelineFlow, String[]> produced = new java.util.LinkedHashMap<>();
     for (PipelineFlow flow : graph.flowsInto(dataset.name())) {
       String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
       String location = flow.statement().location();
@@ -200,10 +201,49 @@ public final class PipelineValidator {
         LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
         AppendOnlyQuery.check(owner, query.parsed(), result);
         analyzed.putIfAbsent(dataset.name(), result);
+        produced.put(flow, result.schema().fieldNames());
       } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
         problems.add(new PipelineProblem(location, dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
       }
     }
+    if (problems.isEmpty()) {
+      problems.addAll(checkFlowColumns(dataset, produced));
+    }
+    return problems;
+  }
+
+  /**
+   * The flows by position whose queries give another number of columns than the table will have:
+   * its columns (none before its first run), then those its flows by name add, as a refresh adds
+   * them.
+   */
+  private List<PipelineProblem> checkFlowColumns(PipelineDataset dataset, Map<PipelineFlow, String[]> produced) {
+    List<String> columns = new ArrayList<>();
+    if (exists(dataset)) {
+      ResolvedName name = new MaterializedViewCatalog(spark).resolve(
+          dataset.tableFedStreamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+      name.catalog().loadTable(name.identifier()).schema().columns().forEach(c -> columns.add(c.name()));
+    }
+    Set<String> present = new HashSet<>();
+    columns.forEach(c -> present.add(c.toLowerCase(java.util.Locale.ROOT)));
+    produced.forEach((flow, names) -> {
+      if (flow.flow().byName() || columns.isEmpty()) {
+        for (String column : names) {
+          if (present.add(column.toLowerCase(java.util.Locale.ROOT))) {
+            columns.add(column);
+          }
+        }
+      }
+    });
+    List<PipelineProblem> problems = new ArrayList<>();
+    produced.forEach((flow, names) -> {
+      if (!flow.flow().byName() && names.length != columns.size()) {
+        String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
+        problems.add(new PipelineProblem(flow.statement().location(), dataset.name(), owner + " produces " + names.length
+            + " columns " + java.util.Arrays.toString(names) + " but the table has " + columns.size() + " " + columns
+            + "; match them or use INSERT INTO ... BY NAME"));
+      }
+    });
     return problems;
   }
 

@@ -470,5 +470,16 @@ class PipelineRunTest extends MvTestSupport {
         .stream().map(PipelineProblem::toString).toList();
     assertThat(text).singleElement().satisfies(p -> assertThat(p).contains("cycle").contains("loop_a").contains("loop_b"));
     assertThat(tableExists("loop_a")).isFalse();
+
+    write("one.sql", """
+        CREATE STREAMING TABLE by_position;
+        CREATE FLOW whole AS INSERT INTO by_position SELECT id, city FROM STREAM(trips);
+        CREATE FLOW narrow AS INSERT INTO by_position SELECT city FROM STREAM(trips);
+        """);
+    text = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))
+        .stream().map(PipelineProblem::toString).toList();
+    assertThat(text).singleElement().satisfies(p -> assertThat(p).startsWith("one.sql:3: ")
+        .contains("flow narrow produces 1 columns [city] but the table has 2 [id, city]"));
   }
 }
