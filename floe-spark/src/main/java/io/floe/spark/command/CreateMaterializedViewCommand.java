@@ -123,12 +123,12 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
               + storage
               + " is taken by a table; rename or drop that table");
     }
-    if (keepStorage) {
-      updateStorageProperties(existing.get());
-    } else {
-      createStorageTable(spark, name, storage, storageSchema);
-    }
     try {
+      if (keepStorage) {
+        updateStorageProperties(existing.get());
+      } else {
+        createStorageTable(spark, name, storage, storageSchema);
+      }
       views
           .buildView(name.identifier())
           .withSchema(SparkSchemaUtil.convert(viewSchema))
@@ -143,7 +143,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       } else {
         name.catalog().dropTable(storage.identifier(), true);
       }
-      throw new FloeException("Cannot create materialized view " + name + ": " + ErrorMessages.firstLine(e.getMessage()), e);
+      String prefix = "Cannot create materialized view " + name + ": ";
+      String message = ErrorMessages.firstLine(e.getMessage());
+      throw new FloeException(message != null && message.startsWith(prefix) ? message : prefix + message, e);
     }
 
     if (!statement().withData()) {
@@ -151,10 +153,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       return List.of();
     }
     MaterializedView created = catalog.loadExisting(name, "refresh");
+    List<Row> result;
     try {
-      List<Row> result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
-      replaced.ifPresent(ReplacedView::commit);
-      return result;
+      result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
     } catch (RuntimeException e) {
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
       // replacement puts the view back as it was, with its rows.
@@ -174,6 +175,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       }
       throw e;
     }
+    // The replacement committed: only now is the old storage dropped.
+    replaced.ifPresent(ReplacedView::commit);
+    return result;
   }
 
   private static String withoutRefreshPrefix(MaterializedView mv, RuntimeException e) {

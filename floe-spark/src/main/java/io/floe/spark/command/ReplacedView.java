@@ -73,12 +73,19 @@ final class ReplacedView {
     return moved;
   }
 
-  /** The replacement committed: the old storage table is dropped. */
+  /**
+   * The replacement committed: the old storage table is dropped. That cannot undo the replacement:
+   * a table that cannot be dropped is logged and left (the next replacement drops it first).
+   */
   void commit() {
     aside.ifPresent(
         name -> {
-          name.catalog().dropTable(name.identifier(), true);
-          catalog.invalidateSparkCache(name);
+          try {
+            name.catalog().dropTable(name.identifier(), true);
+            catalog.invalidateSparkCache(name);
+          } catch (RuntimeException e) {
+            LOG.warn("Replaced {}, but cannot drop its old storage table {}; drop it by hand", before, name, e);
+          }
         });
   }
 

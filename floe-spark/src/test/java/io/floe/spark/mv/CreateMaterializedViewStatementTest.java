@@ -139,23 +139,31 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
     String storageUuid = table("mv__storage").uuid().toString();
     String ddl = sql("SHOW CREATE TABLE mv").get(0).getString(0);
 
-    for (String replacement : new String[] {
-        "SELECT id, region, CAST(region AS INT) AS code FROM orders", // needs a new storage table
-        "SELECT id, CAST(region AS INT) AS region FROM orders WHERE id > 0", // fits the old one
-        "SELECT id, CAST(region AS INT) AS region FROM orders WHERE id > 0"}) {
-      assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW mv TBLPROPERTIES ('floe.compaction.enabled' = 'false')"
-          + " REFRESH POLICY FULL AS " + replacement))
-          .as(replacement)
-          .contains("Cannot replace materialized view lake." + ns + ".mv")
-          .contains("keeps its previous definition and rows")
-          .contains("CAST_INVALID_INPUT");
-      assertThat(view("mv").currentVersion().versionId()).as(replacement).isEqualTo(version);
+    String[][] replacements = {
+        // other columns and layout: a new storage table, whose first refresh fails
+        {"TBLPROPERTIES ('floe.compaction.enabled' = 'false') REFRESH POLICY FULL"
+            + " AS SELECT id, region, CAST(region AS INT) AS code FROM orders", "CAST_INVALID_INPUT"},
+        // the same columns and layout: the storage table is kept, its properties changed, the refresh fails
+        {"TBLPROPERTIES ('floe.compaction.enabled' = 'false')"
+            + " AS SELECT id, region FROM orders WHERE CAST(region AS INT) > 0", "CAST_INVALID_INPUT"},
+        // a new storage table that cannot be created
+        {"PARTITIONED BY (no_such_column) AS SELECT id, region, amount FROM orders", "no_such_column"}};
+    for (String[] replacement : replacements) {
+      assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW mv " + replacement[0]))
+          .as(replacement[0])
+          .contains("materialized view lake." + ns + ".mv")
+          .contains(replacement[1]);
+      assertThat(view("mv").currentVersion().versionId()).as(replacement[0]).isEqualTo(version);
       assertThat(sql("SHOW CREATE TABLE mv").get(0).getString(0)).isEqualTo(ddl);
       assertThat(table("mv__storage").uuid().toString()).isEqualTo(storageUuid);
+      assertThat(table("mv__storage").properties()).doesNotContainKey("floe.compaction.enabled");
       assertThat(tableExists("mv__storage__replaced")).isFalse();
       assertSameRows("SELECT * FROM mv", "SELECT id, region FROM orders", 3);
       assertThat(freshness("mv")).isEqualTo("FRESH");
     }
+    assertThat(errorOf("CREATE OR REPLACE MATERIALIZED VIEW mv AS SELECT id, region, CAST(region AS INT) AS code FROM orders"))
+        .contains("Cannot replace materialized view lake." + ns + ".mv")
+        .contains("keeps its previous definition and rows");
 
     sql("INSERT INTO orders VALUES (4, 'Nara', 1.00)");
     assertThat(sql("REFRESH MATERIALIZED VIEW mv").get(0).getString(1)).isEqualTo("INCREMENTAL");
