@@ -306,6 +306,20 @@ class FreshnessAndNestingTest extends MvTestSupport {
     assertSameRows("SELECT * FROM typed_groups", grouped, 2);
     assertSameRows("SELECT * FROM typed_top", "SELECT max(mn) FROM (" + grouped + ")", 1);
 
+    // Inside a struct column: a field widened, a field added (as file loading adds them).
+    sql("CREATE TABLE nested (id INT, s STRUCT<a: INT, b: STRING>) USING iceberg");
+    sql("INSERT INTO nested VALUES (1, named_struct('a', 1, 'b', 'x'))");
+    sql("CREATE MATERIALIZED VIEW nested_rows AS SELECT id, s FROM nested");
+    sql("ALTER TABLE nested ALTER COLUMN s.a TYPE BIGINT");
+    sql("ALTER TABLE nested ADD COLUMN s.c STRING");
+    sql("INSERT INTO nested VALUES (2, named_struct('a', 3000000000L, 'b', 'y', 'c', 'z'))");
+    Row nested = sql("REFRESH MATERIALIZED VIEW nested_rows").get(0);
+    assertThat(nested.getString(2)).contains("widened column s.a from int to long, s gained c");
+    assertSameRows("SELECT * FROM nested_rows", "SELECT id, s FROM nested", 2);
+    sql("INSERT INTO nested VALUES (3, named_struct('a', 4000000000L, 'b', 'w', 'c', 'v'))");
+    assertThat(sql("REFRESH MATERIALIZED VIEW nested_rows").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM nested_rows", "SELECT id, s FROM nested", 3);
+
     List<Row> before = sql("SELECT * FROM typed_thirds ORDER BY id");
     assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> sql("REFRESH MATERIALIZED VIEW typed_thirds")))
         .hasMessageContaining(q("typed_thirds"))
