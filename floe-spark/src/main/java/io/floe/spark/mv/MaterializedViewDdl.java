@@ -61,12 +61,16 @@ public final class MaterializedViewDdl {
     return sql.append("\nAS ").append(mv.query()).toString();
   }
 
-  /** The column list's columns: only when a column was renamed from the query's name or has a comment. */
+  /**
+   * The column list's columns: only when a column was renamed from the query's name (or the names
+   * the query gave are not known) or has a comment.
+   */
   private static List<String> columnElements(MaterializedView mv) {
     List<Types.NestedField> columns = mv.view().schema().columns();
     List<String> viewColumns = mv.viewColumns();
     Optional<List<String>> queryColumns = mv.queryColumns();
-    boolean renamed = queryColumns.isPresent() && !lowerCase(queryColumns.get()).equals(lowerCase(viewColumns));
+    // Names not recorded (or not recorded one per column, as a name with a comma is) may differ.
+    boolean renamed = queryColumns.isEmpty() || !lowerCase(queryColumns.get()).equals(lowerCase(viewColumns));
     boolean commented = columns.stream().anyMatch(c -> c.doc() != null);
     List<String> elements = new ArrayList<>();
     if (renamed || commented) {

@@ -334,6 +334,14 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
       assertThat(again.get(key)).as(key).isEqualTo(described.get(key));
     }
     assertSameRows("SELECT * FROM `per region`", QUERY, 2);
+
+    // A name the query gives with a comma in it: the column list is printed, so the statement renames it again.
+    sql("CREATE MATERIALIZED VIEW padded (region, label) AS SELECT region, concat(region, '-', 'x') FROM orders");
+    String padded = sql("SHOW CREATE TABLE padded").get(0).getString(0);
+    assertThat(padded).contains("(\n  region,\n  label)");
+    sql("DROP MATERIALIZED VIEW padded");
+    sql(padded);
+    assertThat(spark.table("padded").columns()).containsExactly("region", "label");
   }
 
   /** A source another engine dropped: refresh, EXPLAIN REFRESH and DESCRIBE name the view and the source. */
