@@ -222,6 +222,7 @@ public final class TableIngestion {
       throw new FloeException(owner + ": a table with that name exists and is not a streaming table fed by tables");
     }
     checkPositionalFlows(verb, name, definition.flows(), schemas, SparkSchemaUtil.convert(table.schema()));
+    addFlowColumns(name, table, definition.flows(), schemas);
     Map<String, StreamFlow> existing = new LinkedHashMap<>();
     StreamFlow.all(table.properties()).forEach(flow -> existing.put(flow.name(), flow));
     List<String> names = new ArrayList<>();
@@ -487,6 +488,32 @@ public final class TableIngestion {
   }
 
   /**
+   * Adds the columns the flows by name produce and {@code table} lacks (all of the first flow's when
+   * it has none), as a refresh would once they have rows, so that the table's columns are those the
+   * flows were checked against from now on.
+   */
+  private void addFlowColumns(ResolvedName name, Table table, List<StreamFlow> flows, Map<String, StructType> schemas) {
+    Set<String> present = new HashSet<>();
+    table.schema().columns().forEach(c -> present.add(c.name().toLowerCase(Locale.ROOT)));
+    UpdateSchema update = null;
+    for (StreamFlow flow : flows) {
+      if (!flow.byName() && !present.isEmpty()) {
+        continue;
+      }
+      for (StructField field : schemas.get(flow.name()).fields()) {
+        if (present.add(field.name().toLowerCase(Locale.ROOT))) {
+          update = update == null ? table.updateSchema() : update;
+          update.addColumn(field.name(), SparkSchemaUtil.convert(field.dataType()));
+        }
+      }
+    }
+    if (update != null) {
+      update.commit();
+      catalog.invalidateSparkCache(name);
+    }
+  }
+
+  /**
    * Refuses a flow inserting by position whose query gives another number of columns than the table
    * will have (its columns and those its flows by name add, as a refresh adds them), before the flow is recorded: otherwise
    * every later refresh of the table fails on it, the other flows' too.
@@ -506,12 +533,13 @@ public final class TableIngestion {
         }
       }
     }
+    boolean widened = columns.size() > table.fields().length && table.fields().length > 0;
     for (StreamFlow flow : flows) {
       String[] produced = schemas.get(flow.name()).fieldNames();
       if (!flow.byName() && produced.length != columns.size()) {
         throw new FloeException(owner(verb, name, flow) + ": it produces " + produced.length + " columns "
-            + Arrays.toString(produced) + " but the table has " + columns.size() + " " + columns
-            + "; match them or use INSERT INTO ... BY NAME");
+            + Arrays.toString(produced) + " but the table " + (widened ? "would have, with the columns its flows by"
+                + " name add, " : "has ") + columns.size() + " " + columns + "; match them or use INSERT INTO ... BY NAME");
       }
     }
   }

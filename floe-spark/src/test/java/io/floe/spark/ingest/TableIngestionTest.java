@@ -166,6 +166,26 @@ class TableIngestionTest extends MvTestSupport {
     sql("INSERT INTO web_raw VALUES (2, 20.0)");
     assertThat(run("REFRESH STREAMING TABLE orders_by_position").getLong(2)).isEqualTo(1);
     assertSameRows("SELECT * FROM orders_by_position", "SELECT * FROM web_raw", 2);
+
+    // A flow by name that would add a column breaks the flow by position, so it is refused too.
+    sql("CREATE TABLE notes_raw (id INT, note STRING) USING iceberg");
+    assertThat(errorOf("CREATE FLOW notes AS INSERT INTO orders_by_position BY NAME SELECT id, note FROM STREAM(notes_raw)"))
+        .contains("flow web of streaming table lake." + ns + ".orders_by_position")
+        .contains("it produces 2 columns [id, amount] but the table would have, with the columns its flows by name add,"
+            + " 3 [id, amount, note]");
+    assertThat(table("orders_by_position").properties()).containsEntry(StreamFlow.FLOWS, flows);
+    assertThat(spark.table("orders_by_position").columns()).containsExactly("id", "amount");
+
+    // Flows by name add their new columns when they are defined, not when their source first has rows.
+    sql("CREATE STREAMING TABLE orders_by_name");
+    run("CREATE FLOW web_named AS INSERT INTO orders_by_name BY NAME SELECT * FROM STREAM(web_raw)");
+    run("CREATE FLOW notes_named AS INSERT INTO orders_by_name BY NAME SELECT id, note FROM STREAM(notes_raw)");
+    assertThat(spark.table("orders_by_name").columns()).containsExactly("id", "amount", "note");
+    run("CREATE FLOW wide AS INSERT INTO orders_by_name SELECT id, amount, 'wide' FROM STREAM(web_raw)");
+    sql("INSERT INTO web_raw VALUES (3, 30.0)");
+    run("REFRESH STREAMING TABLE orders_by_name");
+    assertSameRows("SELECT * FROM orders_by_name WHERE id = 3",
+        "SELECT 3, 30.0D, CAST(NULL AS STRING) UNION ALL SELECT 3, 30.0D, 'wide'", 2);
   }
 
   /** A source dropped and created again is named as a possible cause, with both ways to a full refresh. */

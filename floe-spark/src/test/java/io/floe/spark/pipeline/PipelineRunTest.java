@@ -481,5 +481,17 @@ class PipelineRunTest extends MvTestSupport {
         .stream().map(PipelineProblem::toString).toList();
     assertThat(text).singleElement().satisfies(p -> assertThat(p).startsWith("one.sql:3: ")
         .contains("flow narrow produces 1 columns [city] but the table has 2 [id, city]"));
+
+    write("one.sql", """
+        CREATE STREAMING TABLE declared (id INT, amount DOUBLE, note STRING);
+        CREATE FLOW named AS INSERT INTO declared BY NAME SELECT id, amount FROM STREAM(trips);
+        CREATE FLOW whole AS INSERT INTO declared SELECT id, amount, city FROM STREAM(trips);
+        CREATE FLOW short AS INSERT INTO declared SELECT id, amount FROM STREAM(trips);
+        """);
+    text = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project)))
+        .stream().map(PipelineProblem::toString).toList();
+    assertThat(text).singleElement().satisfies(p -> assertThat(p).startsWith("one.sql:4: ")
+        .contains("flow short produces 2 columns [id, amount] but the table has 3 [id, amount, note]"));
   }
 }
