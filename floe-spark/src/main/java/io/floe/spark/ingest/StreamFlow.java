@@ -128,4 +128,46 @@ public record StreamFlow(
   private static String key(String flow, String field) {
     return PREFIX + flow + "." + field;
   }
+
+  /**
+   * The columns of a table fed by {@code flows} once they are defined: {@code table}'s, then the new
+   * ones each flow by name produces (all of the first flow's when the table has none yet), as
+   * {@code produced} (by flow name) gives them.
+   */
+  public static org.apache.spark.sql.types.StructType tableColumns(
+      org.apache.spark.sql.types.StructType table, List<StreamFlow> flows,
+      Map<String, org.apache.spark.sql.types.StructType> produced) {
+    List<org.apache.spark.sql.types.StructField> fields = new ArrayList<>(Arrays.asList(table.fields()));
+    java.util.Set<String> names = new java.util.HashSet<>();
+    fields.forEach(f -> names.add(f.name().toLowerCase(Locale.ROOT)));
+    for (StreamFlow flow : flows) {
+      if (!fields.isEmpty() && !flow.byName()) {
+        continue;
+      }
+      for (org.apache.spark.sql.types.StructField field : produced.get(flow.name()).fields()) {
+        if (names.add(field.name().toLowerCase(Locale.ROOT))) {
+          fields.add(field);
+        }
+      }
+    }
+    return new org.apache.spark.sql.types.StructType(fields.toArray(new org.apache.spark.sql.types.StructField[0]));
+  }
+
+  /**
+   * Why this flow, inserting by position and producing {@code produced}, does not fit a table whose
+   * columns are {@code table} and, once its flows are defined, {@code columns} ({@link
+   * #tableColumns}); empty when it fits or inserts by name. The text follows the flow's name.
+   */
+  public Optional<String> columnCountProblem(
+      org.apache.spark.sql.types.StructType produced, org.apache.spark.sql.types.StructType table,
+      org.apache.spark.sql.types.StructType columns) {
+    if (byName || produced.fields().length == columns.fields().length) {
+      return Optional.empty();
+    }
+    boolean widened = columns.fields().length > table.fields().length && table.fields().length > 0;
+    return Optional.of("produces " + produced.fields().length + " columns " + Arrays.toString(produced.fieldNames())
+        + " but the table " + (widened ? "would have, with the columns its flows by name add, " : "has ")
+        + columns.fields().length + " " + Arrays.toString(columns.fieldNames())
+        + "; match them or use INSERT INTO ... BY NAME");
+  }
 }

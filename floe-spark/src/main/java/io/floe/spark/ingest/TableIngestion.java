@@ -17,7 +17,6 @@ import io.floe.sql.TypedColumn;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -207,7 +206,8 @@ public final class TableIngestion {
       definition.comment().ifPresent(c -> properties.put("comment", c));
       properties.put(StreamFlow.FLOWS, String.join(",", definition.flows().stream().map(StreamFlow::name).toList()));
       definition.flows().forEach(flow -> properties.putAll(flow.definitionProperties()));
-      StructType columns = definition.columns().isEmpty() ? flowColumns(definition.flows(), schemas)
+      StructType columns = definition.columns().isEmpty()
+          ? StreamFlow.tableColumns(new StructType(), definition.flows(), schemas)
           : declaredColumns(owner, definition.columns());
       checkPositionalFlows(verb, name, definition.flows(), schemas, columns);
       Table table = name.catalog().createTable(
@@ -493,72 +493,33 @@ public final class TableIngestion {
    * flows were checked against from now on.
    */
   private void addFlowColumns(ResolvedName name, Table table, List<StreamFlow> flows, Map<String, StructType> schemas) {
-    Set<String> present = new HashSet<>();
-    table.schema().columns().forEach(c -> present.add(c.name().toLowerCase(Locale.ROOT)));
-    UpdateSchema update = null;
-    for (StreamFlow flow : flows) {
-      if (!flow.byName() && !present.isEmpty()) {
-        continue;
-      }
-      for (StructField field : schemas.get(flow.name()).fields()) {
-        if (present.add(field.name().toLowerCase(Locale.ROOT))) {
-          update = update == null ? table.updateSchema() : update;
-          update.addColumn(field.name(), SparkSchemaUtil.convert(field.dataType()));
-        }
-      }
+    StructType current = SparkSchemaUtil.convert(table.schema());
+    StructField[] columns = StreamFlow.tableColumns(current, flows, schemas).fields();
+    if (columns.length == current.fields().length) {
+      return;
     }
-    if (update != null) {
-      update.commit();
-      catalog.invalidateSparkCache(name);
+    UpdateSchema update = table.updateSchema();
+    for (int i = current.fields().length; i < columns.length; i++) {
+      update.addColumn(columns[i].name(), SparkSchemaUtil.convert(columns[i].dataType()));
     }
+    update.commit();
+    catalog.invalidateSparkCache(name);
   }
 
   /**
    * Refuses a flow inserting by position whose query gives another number of columns than the table
-   * will have (its columns and those its flows by name add, as a refresh adds them), before the flow is recorded: otherwise
+   * will have (its columns and those its flows by name add), before the flow is recorded: otherwise
    * every later refresh of the table fails on it, the other flows' too.
    */
   private static void checkPositionalFlows(
       String verb, ResolvedName name, List<StreamFlow> flows, Map<String, StructType> schemas, StructType table) {
-    List<String> columns = new ArrayList<>(Arrays.asList(table.fieldNames()));
-    Set<String> present = new HashSet<>();
-    columns.forEach(c -> present.add(c.toLowerCase(Locale.ROOT)));
+    StructType columns = StreamFlow.tableColumns(table, flows, schemas);
     for (StreamFlow flow : flows) {
-      // As the refresh evolves the schema: a table without columns takes the first flow's.
-      if (flow.byName() || columns.isEmpty()) {
-        for (String column : schemas.get(flow.name()).fieldNames()) {
-          if (present.add(column.toLowerCase(Locale.ROOT))) {
-            columns.add(column);
-          }
-        }
+      Optional<String> problem = flow.columnCountProblem(schemas.get(flow.name()), table, columns);
+      if (problem.isPresent()) {
+        throw new FloeException(owner(verb, name, flow) + ": it " + problem.get());
       }
     }
-    boolean widened = columns.size() > table.fields().length && table.fields().length > 0;
-    for (StreamFlow flow : flows) {
-      String[] produced = schemas.get(flow.name()).fieldNames();
-      if (!flow.byName() && produced.length != columns.size()) {
-        throw new FloeException(owner(verb, name, flow) + ": it produces " + produced.length + " columns "
-            + Arrays.toString(produced) + " but the table " + (widened ? "would have, with the columns its flows by"
-                + " name add, " : "has ") + columns.size() + " " + columns + "; match them or use INSERT INTO ... BY NAME");
-      }
-    }
-  }
-
-  /** The columns of a table created from its flows: the first flow's, then the new ones of flows by name. */
-  private static StructType flowColumns(List<StreamFlow> flows, Map<String, StructType> schemas) {
-    List<StructField> fields = new ArrayList<>();
-    Set<String> names = new LinkedHashSet<>();
-    for (StreamFlow flow : flows) {
-      if (!fields.isEmpty() && !flow.byName()) {
-        continue;
-      }
-      for (StructField field : schemas.get(flow.name()).fields()) {
-        if (names.add(field.name().toLowerCase(Locale.ROOT))) {
-          fields.add(field);
-        }
-      }
-    }
-    return new StructType(fields.toArray(new StructField[0]));
   }
 
   private StructType declaredColumns(String owner, List<TypedColumn> columns) {

@@ -2,6 +2,7 @@ package io.floe.spark.pipeline;
 
 import io.floe.ErrorMessages;
 import io.floe.spark.ingest.AppendOnlyQuery;
+import io.floe.spark.ingest.StreamFlow;
 import io.floe.spark.ingest.StreamedQuery;
 import io.floe.spark.mv.DefinitionValidator;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -172,7 +173,7 @@ public final class PipelineValidator {
       PipelineGraph graph, PipelineDataset dataset, Map<String, LogicalPlan> analyzed, Set<String> inCatalog) {
     List<PipelineProblem> problems = new ArrayList<>();
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    Map<PipelineFlow, String[]> produced = new java.util.LinkedHashMap<>();
+    Map<PipelineFlow, org.apache.spark.sql.types.StructType> produced = new java.util.LinkedHashMap<>();
     for (PipelineFlow flow : graph.flowsInto(dataset.name())) {
       String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
       String location = flow.statement().location();
@@ -201,7 +202,7 @@ public final class PipelineValidator {
         LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
         AppendOnlyQuery.check(owner, query.parsed(), result);
         analyzed.putIfAbsent(dataset.name(), result);
-        produced.put(flow, result.schema().fieldNames());
+        produced.put(flow, result.schema());
       } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
         problems.add(new PipelineProblem(location, dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
       }
@@ -213,40 +214,40 @@ public final class PipelineValidator {
     return problems;
   }
 
+  /** A streaming table's columns now: the table's, or before it is created its declared ones (their names). */
+  private org.apache.spark.sql.types.StructType currentColumns(PipelineDataset dataset) {
+    if (exists(dataset)) {
+      ResolvedName name = new MaterializedViewCatalog(spark).resolve(
+          dataset.tableFedStreamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+      return org.apache.iceberg.spark.SparkSchemaUtil.convert(name.catalog().loadTable(name.identifier()).schema());
+    }
+    org.apache.spark.sql.types.StructType declared = new org.apache.spark.sql.types.StructType();
+    for (io.floe.sql.TypedColumn column : dataset.tableFedStreamingTable().columns()) {
+      declared = declared.add(column.name(), org.apache.spark.sql.types.DataTypes.NullType);
+    }
+    return declared;
+  }
+
   /**
    * The flows by position whose queries give another number of columns than the table will have:
    * its columns (before it is created: its declared ones, if any), then those its flows by name
    * add, as defining them adds them.
    */
-  private List<PipelineProblem> checkFlowColumns(PipelineDataset dataset, Map<PipelineFlow, String[]> produced) {
-    List<String> columns = new ArrayList<>();
-    if (exists(dataset)) {
-      ResolvedName name = new MaterializedViewCatalog(spark).resolve(
-          dataset.tableFedStreamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
-      name.catalog().loadTable(name.identifier()).schema().columns().forEach(c -> columns.add(c.name()));
-    } else {
-      dataset.tableFedStreamingTable().columns().forEach(c -> columns.add(c.name()));
-    }
-    Set<String> present = new HashSet<>();
-    columns.forEach(c -> present.add(c.toLowerCase(java.util.Locale.ROOT)));
-    produced.forEach((flow, names) -> {
-      if (flow.flow().byName() || columns.isEmpty()) {
-        for (String column : names) {
-          if (present.add(column.toLowerCase(java.util.Locale.ROOT))) {
-            columns.add(column);
-          }
-        }
-      }
+  private List<PipelineProblem> checkFlowColumns(
+      PipelineDataset dataset, Map<PipelineFlow, org.apache.spark.sql.types.StructType> produced) {
+    org.apache.spark.sql.types.StructType table = currentColumns(dataset);
+    List<StreamFlow> flows = new ArrayList<>();
+    Map<String, org.apache.spark.sql.types.StructType> schemas = new HashMap<>();
+    produced.forEach((flow, schema) -> {
+      flows.add(flow.flow());
+      schemas.put(flow.flow().name(), schema);
     });
+    org.apache.spark.sql.types.StructType columns = StreamFlow.tableColumns(table, flows, schemas);
     List<PipelineProblem> problems = new ArrayList<>();
-    produced.forEach((flow, names) -> {
-      if (!flow.flow().byName() && names.length != columns.size()) {
-        String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
-        problems.add(new PipelineProblem(flow.statement().location(), dataset.name(), owner + " produces " + names.length
-            + " columns " + java.util.Arrays.toString(names) + " but the table has " + columns.size() + " " + columns
-            + "; match them or use INSERT INTO ... BY NAME"));
-      }
-    });
+    produced.forEach((flow, schema) -> flow.flow().columnCountProblem(schema, table, columns).ifPresent(problem -> {
+      String owner = flow.explicit() ? "flow " + flow.name() : "streaming table " + dataset.name();
+      problems.add(new PipelineProblem(flow.statement().location(), dataset.name(), owner + " " + problem));
+    }));
     return problems;
   }
 
