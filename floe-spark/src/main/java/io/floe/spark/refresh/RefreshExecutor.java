@@ -98,7 +98,7 @@ public final class RefreshExecutor {
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
         if (retryable.isEmpty() || attempt >= retry.maxAttempts()) {
-          FloeException failure = namingTheView(current, e);
+          FloeException failure = namingTheView(current, "Cannot refresh ", e);
           if (attempt > 1) {
             failure = new FloeException(failure.getMessage() + " (gave up after " + attempt + " attempts)", e);
           }
@@ -387,10 +387,7 @@ public final class RefreshExecutor {
     try {
       return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> explainLines(mv));
     } catch (RuntimeException e) {
-      if (e instanceof FloeException && e.getMessage() != null && e.getMessage().contains(mv.toString())) {
-        throw e;
-      }
-      throw new FloeException("Cannot explain the refresh of " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
+      throw namingTheView(mv, "Cannot explain the refresh of ", e);
     }
   }
 
@@ -745,15 +742,15 @@ public final class RefreshExecutor {
   }
 
   /**
-   * The failure with the view's name in front: a failure while computing or committing the rows
+   * The failure with {@code action} and the view's name in front: a failure while computing or committing the rows
    * (a bad cast under ANSI mode, a commit race lost too often) otherwise says nothing about which
    * view failed.
    */
-  private static FloeException namingTheView(MaterializedView mv, Exception e) {
+  private static FloeException namingTheView(MaterializedView mv, String action, Exception e) {
     if (e instanceof FloeException && e.getMessage() != null && e.getMessage().contains(mv.toString())) {
       return (FloeException) e;
     }
-    return new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
+    return new FloeException(action + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
   }
 
   private static String fullRefreshReason(MaterializedView mv, Optional<RefreshState> recorded, boolean full) {
