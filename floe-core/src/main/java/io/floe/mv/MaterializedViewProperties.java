@@ -30,6 +30,12 @@ public final class MaterializedViewProperties {
   /** Storage table property: the MV this table stores, {@code namespace.name}. */
   public static final String MATERIALIZED_VIEW = "materialized-view.view";
 
+  /** Storage table property: the MV's {@code PARTITIONED BY} items as written, {@code |}-separated. */
+  public static final String PARTITIONED_BY = "floe.partitioned-by";
+
+  /** Storage table properties Floe keeps itself: its MV, whether it is managed, its partitioning. */
+  public static final java.util.Set<String> STORAGE_KEPT = java.util.Set.of(MATERIALIZED_VIEW, MANAGED, PARTITIONED_BY);
+
   /** Storage snapshot summary: {@code FULL} or {@code INCREMENTAL}. */
   public static final String SUMMARY_REFRESH_TYPE = "floe.refresh-type";
 

@@ -399,7 +399,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   }
 
   private static String quote(String text) {
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    return io.floe.spark.mv.MaterializedViewDdl.literal(text);
   }
 
   private static String stripPrefix(String message) {

@@ -16,11 +16,10 @@ import java.util.Set;
  */
 final class StorageProperties {
   /** The PARTITIONED BY items as written, so a replacement can compare them. */
-  static final String PARTITIONED_BY = "floe.partitioned-by";
+  static final String PARTITIONED_BY = MaterializedViewProperties.PARTITIONED_BY;
 
   /** Storage properties Floe keeps: the MV that owns the table, whether it is managed, its partitioning. */
-  private static final Set<String> KEPT =
-      Set.of(MaterializedViewProperties.MATERIALIZED_VIEW, MaterializedViewProperties.MANAGED, PARTITIONED_BY);
+  private static final Set<String> KEPT = MaterializedViewProperties.STORAGE_KEPT;
 
   /** Properties Floe reads that take true or false. */
   private static final Set<String> BOOLEANS = Set.of(ExpectationCheck.QUARANTINE_PROPERTY, StorageCompaction.ENABLED);

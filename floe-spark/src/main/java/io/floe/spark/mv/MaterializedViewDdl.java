@@ -4,13 +4,13 @@ import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.OnViolation;
 import io.floe.spark.refresh.StorageRetention;
 import io.floe.sql.Expectation;
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -23,8 +23,6 @@ import org.apache.iceberg.types.Types;
  * schedule, refresh policy and query. Running the statement defines an equal view.
  */
 public final class MaterializedViewDdl {
-  private static final Pattern PLAIN_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-  private static final String PARTITIONED_BY = "floe.partitioned-by";
 
   private MaterializedViewDdl() {}
 
@@ -34,7 +32,7 @@ public final class MaterializedViewDdl {
     if (mv.managed()) {
       sql.append("MANAGED ");
     }
-    sql.append("MATERIALIZED VIEW ").append(name(mv.name()));
+    sql.append("MATERIALIZED VIEW ").append(new QualifiedName(mv.name().parts()));
     List<String> elements = columnElements(mv);
     for (Expectation expectation : mv.expectations()) {
       elements.add("CONSTRAINT " + identifier(expectation.name()) + " EXPECT (" + expectation.expression() + ")"
@@ -44,7 +42,7 @@ public final class MaterializedViewDdl {
       sql.append(" (\n  ").append(String.join(",\n  ", elements)).append(")");
     }
     mv.comment().ifPresent(c -> sql.append("\nCOMMENT ").append(literal(c)));
-    String partitions = storage.properties().getOrDefault(PARTITIONED_BY, "");
+    String partitions = storage.properties().getOrDefault(MaterializedViewProperties.PARTITIONED_BY, "");
     if (!partitions.isEmpty()) {
       sql.append("\nPARTITIONED BY (").append(String.join(", ", partitions.split("\\|"))).append(")");
     }
@@ -95,9 +93,7 @@ public final class MaterializedViewDdl {
     Map<String, String> given = new TreeMap<>();
     storage.properties().forEach((key, value) -> {
       boolean kept = org.apache.spark.sql.connector.catalog.CatalogV2Util.TABLE_RESERVED_PROPERTIES().contains(key)
-          || key.equals(MaterializedViewProperties.MATERIALIZED_VIEW)
-          || key.equals(MaterializedViewProperties.MANAGED)
-          || key.equals(PARTITIONED_BY);
+          || MaterializedViewProperties.STORAGE_KEPT.contains(key);
       if (!kept && !value.equals(defaults.get(key))) {
         given.put(key, value);
       }
@@ -117,15 +113,13 @@ public final class MaterializedViewDdl {
     };
   }
 
-  private static String name(ResolvedName name) {
-    return String.join(".", name.parts().stream().map(MaterializedViewDdl::identifier).toList());
-  }
-
+  /** A name part as SQL: backtick-quoted unless it is a plain identifier. */
   private static String identifier(String name) {
-    return PLAIN_IDENTIFIER.matcher(name).matches() ? name : "`" + name.replace("`", "``") + "`";
+    return new QualifiedName(List.of(name)).toString();
   }
 
-  private static String literal(String value) {
+  /** A string literal as Floe's and Spark's SQL read it (backslash escapes). */
+  public static String literal(String value) {
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'";
   }
 
