@@ -40,6 +40,13 @@ final class Compensation {
    * view's columns cannot compute.
    */
   Applied apply(ViewColumns view, LogicalPlan rows) {
+    QueryBlock definition = view.definition();
+    if (!residual.isEmpty() && definition.isAggregate() && definition.grouping().isEmpty()) {
+      // One row aggregates all of the view's input: a filter of that input, even one that reads
+      // no column (WHERE false, an outer query's column), changes the aggregates, not the row count.
+      return new Applied(Optional.empty(), "the query's filter " + QueryBlock.shown(residual.get(0))
+          + " applies before aggregating, and the view keeps one row for all of its input");
+    }
     Expression condition = null;
     for (Expression conjunct : residual) {
       Optional<Expression> expressed = view.express(conjunct);
