@@ -106,6 +106,17 @@ final class CandidateIndex {
   }
 
   private static QueryBlock.Result analyze(SparkSession spark, MaterializedView mv) {
+    List<String> dropping =
+        mv.expectations().stream()
+            .filter(e -> e.onViolation() == io.floe.mv.OnViolation.DROP_ROW)
+            .map(io.floe.sql.Expectation::name)
+            .toList();
+    if (!dropping.isEmpty()) {
+      // Its rows are the definition's rows less those the constraints reject: not what a query over
+      // the sources gives.
+      return new QueryBlock.Result(
+          Optional.empty(), "its expectations " + String.join(", ", dropping) + " drop rows (ON VIOLATION DROP ROW)");
+    }
     try {
       SourcePinning pinning = new SourcePinning(spark);
       LogicalPlan parsed = pinning.parse(mv.query());
