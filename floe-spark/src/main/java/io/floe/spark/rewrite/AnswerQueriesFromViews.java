@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -169,7 +168,7 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
         LogicalPlan read = storageRead(candidate, snapshot);
         Map<String, Attribute> columns = new HashMap<>();
         for (Attribute a : Scala.list(read.output())) {
-          columns.put(a.name().toLowerCase(Locale.ROOT), a);
+          columns.put(a.name(), a);
         }
         ViewColumns view = new ViewColumns(definition, candidate.mv().layout(), candidate.mv().viewColumns(), columns);
         ViewMatcher.Outcome outcome = ViewMatcher.answer(query, view, read, spark.sessionState().conf().sessionLocalTimeZone());

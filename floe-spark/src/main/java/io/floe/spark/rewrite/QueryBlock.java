@@ -242,7 +242,8 @@ final class QueryBlock {
           throw new Unsupported("the same generator is applied twice");
         }
         for (Attribute a : Scala.list(generate.generatorOutput())) {
-          columns.put(a.exprId(), canonical(key, a));
+          // A generator's columns by the query's aliases, which match in any case.
+        columns.put(a.exprId(), canonical(key, a, a.name().toLowerCase(Locale.ROOT)));
         }
       } else if (plan instanceof Aggregate) {
         throw new Unsupported("a nested aggregate is not matched");
@@ -260,6 +261,11 @@ final class QueryBlock {
       if (isMetadataTable(table)) {
         throw new Unsupported(table.name() + " is a metadata table");
       }
+      if (!relation.options().isEmpty()) {
+        // Read options can select other data than the table's current rows (a snapshot, a branch,
+        // a time) or change how it is read; the view's rows were computed without them.
+        throw new Unsupported(table.name() + " is read with options " + new java.util.TreeSet<>(relation.options().keySet()));
+      }
       String uuid = table.table().uuid().toString();
       if (!leaves.add(uuid)) {
         throw new Unsupported(table.name() + " is read twice");
@@ -267,7 +273,9 @@ final class QueryBlock {
       boolean timeTravel = table.snapshotId() != null || table.branch() != null;
       tables.put(uuid, new TableRead(uuid, table.name(), Optional.ofNullable(table.snapshotId()), timeTravel, table));
       for (Attribute a : Scala.list(relation.output())) {
-        columns.put(a.exprId(), canonical(uuid, a));
+        // A table's columns by their exact names: the relation names them as the schema does,
+        // whatever the query's spelling, and a case-sensitive session may read x and X apart.
+        columns.put(a.exprId(), canonical(uuid, a, a.name()));
       }
     }
 
@@ -319,8 +327,8 @@ final class QueryBlock {
   }
 
   /** The canonical attribute for column {@code a} of leaf {@code key}. */
-  private static AttributeReference canonical(String key, Attribute a) {
-    String name = key + "." + a.name().toLowerCase(Locale.ROOT);
+  private static AttributeReference canonical(String key, Attribute a, String column) {
+    String name = key + "." + column;
     long id = CANONICAL_IDS.computeIfAbsent(name, n -> NEXT_ID.getAndIncrement());
     return new AttributeReference(name, a.dataType(), a.nullable(), Metadata.empty(), new ExprId(id, CANONICAL_JVM), Scala.seq());
   }

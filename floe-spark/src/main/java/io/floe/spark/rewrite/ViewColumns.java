@@ -3,7 +3,6 @@ package io.floe.spark.rewrite;
 import io.floe.spark.ivm.StorageLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -26,7 +25,7 @@ final class ViewColumns {
   private final Map<String, Attribute> storage;
 
   /**
-   * @param storage the storage read's attributes by lower-case column name
+   * @param storage the storage read's attributes by column name, as the view names its columns
    */
   ViewColumns(QueryBlock definition, StorageLayout layout, List<String> viewColumns, Map<String, Attribute> storage) {
     this.definition = definition;
@@ -35,7 +34,7 @@ final class ViewColumns {
     this.columns = new ArrayList<>();
     this.keys = new ArrayList<>();
     for (int i = 0; i < viewColumns.size(); i++) {
-      Attribute attribute = storage.get(viewColumns.get(i).toLowerCase(Locale.ROOT));
+      Attribute attribute = storage.get(viewColumns.get(i));
       if (attribute == null) {
         continue;
       }
