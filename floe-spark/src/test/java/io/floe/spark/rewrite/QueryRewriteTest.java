@@ -1,6 +1,7 @@
 package io.floe.spark.rewrite;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -188,6 +189,68 @@ class QueryRewriteTest extends RewriteTestSupport {
         .contains("cannot be rolled up");
     assertThat(assertNotAnswered("SELECT city, sum(tip * 2) FROM trips WHERE fare > 0 GROUP BY city").report())
         .contains("is not a column of the view");
+  }
+
+  @Test
+  void aViewOfOneAggregateRowIsNotFilteredForAQueryThatFiltersItsInput() {
+    sql("CREATE MATERIALIZED VIEW totals AS SELECT count(*) AS trips, sum(fare) AS fares FROM trips");
+
+    assertAnsweredBy("SELECT count(*) AS trips, sum(fare) AS fares FROM trips", "totals");
+    // WHERE false keeps one row of a global aggregate (0 trips); filtering the view's row drops it.
+    Answer none = assertNotAnswered("SELECT count(*) AS trips, sum(fare) AS fares FROM trips WHERE 1 = 0");
+    assertThat(none.rows()).containsExactly("0|null");
+    assertThat(none.report()).contains("applies before aggregating");
+    // A correlated subquery's filter on the outer row is such a filter too.
+    Answer correlated =
+        assertNotAnswered("SELECT id, (SELECT count(*) FROM trips WHERE o.id > 7) AS c FROM trips o WHERE id >= 7");
+    assertThat(correlated.rows()).containsExactly("7|0", "8|8");
+  }
+
+  @Test
+  void aViewWhoseExpectationsDropRowsAnswersNoQueryOverItsSources() {
+    sql("CREATE MATERIALIZED VIEW tipped (CONSTRAINT has_tip EXPECT (tip IS NOT NULL) ON VIOLATION DROP ROW)"
+        + " AS SELECT id, city, tip FROM trips");
+
+    Answer answer = assertNotAnswered("SELECT id, city, tip FROM trips WHERE id > 0 AND tip IS NULL");
+
+    assertThat(answer.rows()).hasSize(4);
+    assertThat(answer.report()).contains("its expectations has_tip drop rows (ON VIOLATION DROP ROW)");
+    // An expectation that only counts keeps every row: that view may answer.
+    sql("CREATE MATERIALIZED VIEW counted (CONSTRAINT has_tip EXPECT (tip IS NOT NULL)) AS SELECT id, city, tip FROM trips");
+    assertAnsweredBy("SELECT id, city, tip FROM trips WHERE id > 0 AND tip IS NULL", "counted");
+  }
+
+  @Test
+  void aCaseSensitiveSessionTellsColumnsThatDifferInCaseApart() {
+    spark.conf().set("spark.sql.caseSensitive", "true");
+    try {
+      sql("CREATE TABLE cased (x INT, X INT, k STRING) USING iceberg");
+      sql("INSERT INTO cased VALUES (1, -1, 'p'), (-2, 2, 'q')");
+      sql("CREATE MATERIALIZED VIEW lower_x AS SELECT x AS lo, X AS up, k FROM cased WHERE x > 0");
+      sql("CREATE MATERIALIZED VIEW sum_x AS SELECT k, sum(x) AS s FROM cased GROUP BY k");
+
+      assertThat(assertNotAnswered("SELECT x AS lo, X AS up, k FROM cased WHERE X > 0").rows()).containsExactly("-2|2|q");
+      assertThat(assertNotAnswered("SELECT k, sum(X) AS s FROM cased GROUP BY k").rows()).containsExactly("p|-1", "q|2");
+      assertAnsweredBy("SELECT k, sum(x) AS s FROM cased GROUP BY k", "sum_x");
+    } finally {
+      spark.conf().unset("spark.sql.caseSensitive");
+    }
+  }
+
+  @Test
+  void aTableReadWithOptionsIsNotAnsweredFromAView() {
+    sql("CREATE MATERIALIZED VIEW city_day AS " + CITY_DAY);
+    long first = currentSnapshot("trips");
+    sql("INSERT INTO trips VALUES (9, 'kobe', 1, 13, 40, 1.0)");
+    sql("REFRESH MATERIALIZED VIEW city_day");
+
+    assertAnsweredBy("SELECT city, day, sum(fare) AS fares FROM trips WHERE fare > 0 GROUP BY city, day", "city_day");
+    assertNotAnswered(
+        "SELECT city, day, sum(fare) AS fares FROM trips WITH ('split-size' = '1048576') WHERE fare > 0 GROUP BY city, day");
+    // An option the table refuses is refused as it is without rewrite, not answered with current rows.
+    String travel = "SELECT city, day, sum(fare) AS fares FROM trips WITH ('snapshot-id' = '" + first + "')"
+        + " WHERE fare > 0 GROUP BY city, day";
+    assertThatThrownBy(() -> withRewrite(travel)).hasMessageContaining("snapshot-id");
   }
 
   @Test
