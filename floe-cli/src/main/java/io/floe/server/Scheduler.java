@@ -28,6 +28,12 @@ final class Scheduler {
   private final ServerMetrics metrics;
   private final Clock clock;
   private final Map<String, Instant> lastFailure = new ConcurrentHashMap<>();
+  /**
+   * When a round that refreshed the view successfully started. A refresh that finds no source
+   * change commits nothing, so the storage table's last refresh time stays where it was; without
+   * this, an {@code EVERY} view whose sources are quiet would be due again on every poll.
+   */
+  private final Map<String, Instant> lastScheduled = new ConcurrentHashMap<>();
 
   Scheduler(LakehouseViews views, RefreshPlanner planner, ScheduledRefresh refresh, ServerMetrics metrics, Clock clock) {
     this.views = views;
@@ -45,6 +51,7 @@ final class Scheduler {
     if (round.isEmpty()) {
       return List.of();
     }
+    Instant started = clock.instant();
     List<RefreshOutcome> outcomes = refresh.runRound(round, stopping);
     Instant now = clock.instant();
     for (RefreshOutcome outcome : outcomes) {
@@ -54,7 +61,10 @@ final class Scheduler {
           LOG.warn("Scheduled refresh of {} failed: {}", outcome.materializedView(), outcome.message());
         }
         case SKIPPED -> LOG.warn("Scheduled refresh of {} skipped: {}", outcome.materializedView(), outcome.message());
-        case SUCCEEDED -> lastFailure.remove(outcome.materializedView());
+        case SUCCEEDED -> {
+          lastFailure.remove(outcome.materializedView());
+          lastScheduled.put(outcome.materializedView(), started);
+        }
       }
     }
     return outcomes;
@@ -77,8 +87,13 @@ final class Scheduler {
   }
 
   private ScheduledView scheduledView(ViewStatus view) {
+    Optional<Instant> lastRefresh = view.lastRefresh();
+    Instant scheduled = lastScheduled.get(view.name());
+    if (scheduled != null && (lastRefresh.isEmpty() || scheduled.isAfter(lastRefresh.get()))) {
+      lastRefresh = Optional.of(scheduled);
+    }
     return new ScheduledView(view.name(), view.error().isPresent() ? Optional.empty() : view.schedule(),
-        view.lastRefresh(), ownSourcesMoved(view), Optional.ofNullable(lastFailure.get(view.name())),
+        lastRefresh, ownSourcesMoved(view), Optional.ofNullable(lastFailure.get(view.name())),
         java.util.Set.copyOf(view.upstreamViews()));
   }
 }
