@@ -55,14 +55,77 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   }
 
 
+  /** What {@link #define} did: the view, the one it replaced, and how to undo the replacement. */
+  private record Defined(ResolvedName name, Optional<MaterializedView> existing, Optional<ReplacedView> replaced) {}
+
   @Override
   protected List<Row> execute(SparkSession spark) {
+    Optional<Defined> defined = define(spark);
+    if (defined.isEmpty()) {
+      return List.of();
+    }
+    ResolvedName name = defined.get().name();
+    Optional<MaterializedView> existing = defined.get().existing();
+    Optional<ReplacedView> replaced = defined.get().replaced();
+    if (!statement().withData()) {
+      replaced.ifPresent(ReplacedView::commit);
+      return List.of();
+    }
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    MaterializedView created = catalog.loadExisting(name, "refresh");
+    List<Row> result;
+    try {
+      result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+    } catch (RuntimeException e) {
+      // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
+      // replacement puts the view back as it was, with its rows.
+      if (replaced.isPresent()) {
+        replaced.get().restore(e);
+        throw new FloeException(replacementFailed(name, withoutRefreshPrefix(created, e)), e);
+      }
+      if (existing.isEmpty()) {
+        MaterializedViewDrop.drop(catalog, created);
+        throw new FloeException(
+            "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
+                + withoutRefreshPrefix(created, e),
+            e);
+      }
+      throw e;
+    }
+    // The replacement committed: only now is the old storage dropped.
+    replaced.ifPresent(ReplacedView::commit);
+    return result;
+  }
+
+  /**
+   * Defines the view, which a statement {@code WITH NO DATA} leaves unrefreshed, for a caller that
+   * refreshes it later with other views (a pipeline run). A replacement comes back pending: the
+   * caller commits it once the view's first refresh committed, or restores the view as it was when
+   * that refresh failed. Empty when there is nothing to refresh ({@code IF NOT EXISTS} of an
+   * existing view) or nothing replaced.
+   *
+   * @throws IllegalStateException when the statement has data
+   */
+  public Optional<ReplacedView> defineWithoutData(SparkSession spark) {
+    if (statement().withData()) {
+      throw new IllegalStateException("defineWithoutData runs only statements WITH NO DATA");
+    }
+    return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> define(spark).flatMap(Defined::replaced));
+  }
+
+  /** The message of a replacement whose first refresh failed and that was put back. */
+  public static String replacementFailed(ResolvedName name, String cause) {
+    return "Cannot replace materialized view " + name + ": its first refresh failed, so it keeps its previous definition"
+        + " and rows: " + cause;
+  }
+
+  private Optional<Defined> define(SparkSession spark) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
     ResolvedName name = catalog.resolve(statement().name());
     ViewCatalog views = name.viewCatalog();
     Optional<MaterializedView> existing = catalog.load(name);
     if (existing.isPresent() && statement().ifNotExists()) {
-      return List.of();
+      return Optional.empty();
     }
     if (existing.isPresent() && !statement().orReplace()) {
       throw new FloeException(
@@ -148,36 +211,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       throw new FloeException(message != null && message.startsWith(prefix) ? message : prefix + message, e);
     }
 
-    if (!statement().withData()) {
-      replaced.ifPresent(ReplacedView::commit);
-      return List.of();
-    }
-    MaterializedView created = catalog.loadExisting(name, "refresh");
-    List<Row> result;
-    try {
-      result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
-    } catch (RuntimeException e) {
-      // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
-      // replacement puts the view back as it was, with its rows.
-      if (replaced.isPresent()) {
-        replaced.get().restore(e);
-        throw new FloeException(
-            "Cannot replace materialized view " + name + ": its first refresh failed, so it keeps its previous definition"
-                + " and rows: " + withoutRefreshPrefix(created, e),
-            e);
-      }
-      if (existing.isEmpty()) {
-        MaterializedViewDrop.drop(catalog, created);
-        throw new FloeException(
-            "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
-                + withoutRefreshPrefix(created, e),
-            e);
-      }
-      throw e;
-    }
-    // The replacement committed: only now is the old storage dropped.
-    replaced.ifPresent(ReplacedView::commit);
-    return result;
+    return Optional.of(new Defined(name, existing, replaced));
   }
 
   private static String withoutRefreshPrefix(MaterializedView mv, RuntimeException e) {

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * committed. A catalog that cannot rename tables gets the old behaviour: the old storage is dropped
  * and a failed replacement keeps the new definition, empty.
  */
-final class ReplacedView {
+public final class ReplacedView {
   private static final Logger LOG = LoggerFactory.getLogger(ReplacedView.class);
   private static final String ASIDE_SUFFIX = "__replaced";
 
@@ -77,7 +77,7 @@ final class ReplacedView {
    * The replacement committed: the old storage table is dropped. That cannot undo the replacement:
    * a table that cannot be dropped is logged and left (the next replacement drops it first).
    */
-  void commit() {
+  public void commit() {
     aside.ifPresent(
         name -> {
           try {
@@ -93,7 +93,7 @@ final class ReplacedView {
    * The replacement failed: the view, its properties and its storage table are put back as they
    * were. A failure to do so is added to {@code failure}, which the caller throws.
    */
-  void restore(RuntimeException failure) {
+  public void restore(RuntimeException failure) {
     if (newStorage && aside.isEmpty()) {
       return; // the old storage is gone; the view keeps its new definition, as created
     }
