@@ -4,6 +4,7 @@ import io.floe.FloeException;
 import io.floe.pipeline.PipelineProject;
 import io.floe.refresh.RefreshResult;
 import io.floe.spark.command.CreateMaterializedViewCommand;
+import io.floe.spark.command.ReplacedView;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
@@ -37,7 +38,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
-import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +63,8 @@ public final class PipelineRun {
 
   private final SparkSession spark;
   private final PipelineProject project;
+  /** Views this run replaced whose first refresh has not committed yet, by dataset name. */
+  private final Map<String, ReplacedView> pendingReplacements = new LinkedHashMap<>();
   private List<String> refreshOnly = List.of();
   private List<String> fullRefresh = List.of();
   private boolean fullRefreshAll;
@@ -167,6 +169,10 @@ public final class PipelineRun {
       removed(catalog, graph, outcomes);
       return new PipelineRunResult(project.spec().name(), new ArrayList<>(outcomes.values()), System.currentTimeMillis() - start);
     } finally {
+      // A run that stopped before refreshing a replaced view puts the view back as it was.
+      pendingReplacements.forEach((name, replaced) -> replaced.restore(
+          new FloeException("Pipeline " + project.spec().name() + " stopped before refreshing " + name)));
+      pendingReplacements.clear();
       restoreSettings(previous);
     }
   }
@@ -194,7 +200,10 @@ public final class PipelineRun {
             create.name(), existing.isPresent(), false, create.managed(), create.columns(), create.expectations(),
             create.comment(), create.partitionedBy(), create.tableProperties(), create.schedule(),
             create.refreshPolicy(), false, create.query(), create.originalText());
-    inContext(dataset, () -> Dataset.ofRows(spark, new CreateMaterializedViewCommand(statement)).collect());
+    // Defined without data: the run refreshes its views together. A replaced view stays
+    // restorable until its refresh committed (see settleReplacements).
+    inContext(dataset, () -> new CreateMaterializedViewCommand(statement).defineWithoutData(spark)
+        .ifPresent(replaced -> pendingReplacements.put(dataset.name(), replaced)));
     catalog.loadExisting(name, "tag")
         .view()
         .updateProperties()
@@ -248,6 +257,21 @@ public final class PipelineRun {
     for (RefreshOutcome outcome : result.outcomes()) {
       String name = outcome.materializedView();
       PipelineEvent.State before = applied.getOrDefault(name, PipelineEvent.State.UNCHANGED);
+      ReplacedView replaced = pendingReplacements.remove(name);
+      if (replaced != null && outcome.status() == RefreshStatus.SUCCEEDED) {
+        replaced.commit();
+      } else if (replaced != null) {
+        // A replacement whose first refresh failed, or was skipped, keeps what the view was.
+        FloeException failure = new FloeException(
+            CreateMaterializedViewCommand.replacementFailed(resolve(catalog, graph.datasets().get(name)), outcome.message()));
+        replaced.restore(failure);
+        String detail = failure.getMessage()
+            + Arrays.stream(failure.getSuppressed()).map(e -> "; and it could not be put back: " + e.getMessage()).collect(java.util.stream.Collectors.joining());
+        outcomes.put(name, new DatasetOutcome(name, outcome.status() == RefreshStatus.FAILED ? PipelineEvent.State.FAILED
+            : PipelineEvent.State.SKIPPED, Optional.empty(), detail));
+        emit(name, outcomes.get(name).state(), detail);
+        continue;
+      }
       DatasetOutcome done;
       if (outcome.status() == RefreshStatus.SUCCEEDED) {
         RefreshResult refresh = outcome.result();

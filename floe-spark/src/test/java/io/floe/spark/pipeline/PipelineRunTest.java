@@ -137,6 +137,52 @@ class PipelineRunTest extends MvTestSupport {
   }
 
   @Test
+  void aReplacementWhoseRefreshFailsKeepsTheViewsItReplacedWithTheirRows() throws IOException {
+    sdpProject();
+    pipeline().run();
+    int silverVersion = view("trips_silver").currentVersion().versionId();
+    int goldVersion = view("city_revenue").currentVersion().versionId();
+    String silverStorage = table("trips_silver__storage").uuid().toString();
+    // A new column (so a new storage table) whose values fail on the data, and a new Gold reading it.
+    write("transformations/b_silver.sql", """
+        CREATE TEMPORARY VIEW completed AS SELECT * FROM trips WHERE status = 'completed';
+        CREATE MATERIALIZED VIEW trips_silver AS
+        SELECT id, city, amount, CAST(status AS INT) AS code FROM completed WHERE amount > 0;
+        """);
+    write("transformations/a_gold.sql", """
+        CREATE MATERIALIZED VIEW city_revenue AS
+        SELECT city, COUNT(*) AS trips, SUM(amount) AS revenue, MAX(code) AS code FROM trips_silver GROUP BY city;
+        """);
+
+    Map<String, PipelineRun.DatasetOutcome> outcomes = byName(pipeline().run());
+
+    assertThat(outcomes.get("trips_silver").state()).isEqualTo(PipelineEvent.State.FAILED);
+    assertThat(outcomes.get("trips_silver").detail())
+        .contains("its first refresh failed, so it keeps its previous definition and rows")
+        .contains("CAST_INVALID_INPUT");
+    assertThat(outcomes.get("city_revenue").state()).isEqualTo(PipelineEvent.State.SKIPPED);
+    assertThat(outcomes.get("city_revenue").detail()).contains("keeps its previous definition and rows");
+    assertThat(view("trips_silver").currentVersion().versionId()).isEqualTo(silverVersion);
+    assertThat(view("city_revenue").currentVersion().versionId()).isEqualTo(goldVersion);
+    assertThat(table("trips_silver__storage").uuid().toString()).isEqualTo(silverStorage);
+    assertThat(count("SELECT * FROM trips_silver")).isEqualTo(3);
+    assertSameRows("SELECT * FROM city_revenue",
+        "SELECT city, COUNT(*), SUM(amount) FROM trips WHERE status = 'completed' AND amount > 0 GROUP BY city", 2);
+    assertThat(spark.catalog().tableExists(ns + ".trips_silver__storage__replaced")).isFalse();
+
+    // Fixed, the next run replaces both.
+    write("transformations/b_silver.sql", """
+        CREATE TEMPORARY VIEW completed AS SELECT * FROM trips WHERE status = 'completed';
+        CREATE MATERIALIZED VIEW trips_silver AS
+        SELECT id, city, amount, length(status) AS code FROM completed WHERE amount > 0;
+        """);
+    outcomes = byName(pipeline().run());
+    assertThat(outcomes.get("trips_silver").state()).isEqualTo(PipelineEvent.State.REFRESHED);
+    assertThat(outcomes.get("city_revenue").state()).isEqualTo(PipelineEvent.State.REFRESHED);
+    assertThat(count("SELECT * FROM city_revenue WHERE code = 9")).isEqualTo(2);
+  }
+
+  @Test
   void removedDatasetsAreReportedAndDroppedOnlyWithPrune() throws IOException {
     sdpProject();
     pipeline().run();
