@@ -47,7 +47,7 @@ final class LakehouseViews {
         Optional<Instant> last = mv.refreshState(storage).map(s -> Instant.ofEpochMilli(s.refreshStartTimestampMs()));
         found.add(new ViewStatus(mv.name().toString(), mv.schedule(), type, last, freshness.evaluate(mv), sources,
             upstream, Optional.empty()));
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // Spark's catalog errors are checked, thrown undeclared
         LOG.warn("Cannot read the state of materialized view {}", mv.name(), e);
         found.add(new ViewStatus(mv.name().toString(), Optional.empty(), Optional.empty(), Optional.empty(),
             Freshness.stale("cannot read its state: " + FailureLine.of(e)), sources, upstream,

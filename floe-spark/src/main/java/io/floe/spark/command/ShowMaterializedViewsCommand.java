@@ -54,16 +54,22 @@ public final class ShowMaterializedViewsCommand extends FloeCommand<ShowMaterial
       if (like.isPresent() && !like.get().matcher(mv.name().name()).matches()) {
         continue;
       }
-      Table storage = mv.storageTable();
-      Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
-      rows.add(
-          RowFactory.create(
-              String.join(".", namespace),
-              mv.name().name(),
-              last.map(s -> s.summary().get(io.floe.mv.MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse(null),
-              mv.refreshState(storage).map(RefreshState::refreshStartTimestampMs).map(DescribeMaterializedViewCommand::formatTime).orElse(null),
-              freshness.evaluate(mv).describe(),
-              mv.schedule().map(io.floe.schedule.Schedule::toSql).orElse(null)));
+      String schedule = mv.schedule().map(io.floe.schedule.Schedule::toSql).orElse(null);
+      try {
+        Table storage = mv.storageTable();
+        Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
+        rows.add(
+            RowFactory.create(
+                String.join(".", namespace),
+                mv.name().name(),
+                last.map(s -> s.summary().get(io.floe.mv.MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse(null),
+                mv.refreshState(storage).map(RefreshState::refreshStartTimestampMs).map(DescribeMaterializedViewCommand::formatTime).orElse(null),
+                freshness.evaluate(mv).describe(),
+                schedule));
+      } catch (Exception e) { // one view whose state cannot be read does not hide the others
+        rows.add(RowFactory.create(String.join(".", namespace), mv.name().name(), null, null,
+            "UNKNOWN: cannot read its state: " + io.floe.ErrorMessages.firstLineOf(e), schedule));
+      }
     }
     return rows;
   }

@@ -94,7 +94,7 @@ public final class MaterializedViewCatalog {
     CatalogPlugin plugin;
     try {
       plugin = catalogs().catalog(catalogName);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // Spark's CatalogNotFoundException is checked, thrown undeclared
       return Optional.empty();
     }
     if (!(plugin instanceof HasIcebergCatalog)) {

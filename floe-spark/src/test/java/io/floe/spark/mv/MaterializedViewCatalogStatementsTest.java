@@ -27,6 +27,21 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     sql("CREATE MATERIALIZED VIEW counts AS " + QUERY);
   }
 
+  @Test
+  void showMaterializedViewsListsAViewWhoseStateCannotBeReadWithoutHidingTheOthers() {
+    sql("CREATE MATERIALIZED VIEW broken AS SELECT * FROM counts");
+    // Its storage table dropped behind Floe's back.
+    iceberg().dropTable(id("broken__storage"), true);
+
+    List<Row> rows = sql("SHOW MATERIALIZED VIEWS");
+
+    assertThat(rows).extracting(r -> r.getString(1)).containsExactlyInAnyOrder("counts", "broken");
+    assertThat(rows).filteredOn(r -> r.getString(1).equals("broken")).singleElement()
+        .satisfies(r -> assertThat(r.getString(4)).startsWith("UNKNOWN: cannot read its state: ").contains("broken__storage"));
+    assertThat(rows).filteredOn(r -> r.getString(1).equals("counts")).singleElement()
+        .satisfies(r -> assertThat(r.getString(4)).isEqualTo("FRESH"));
+  }
+
   // ---- DROP MATERIALIZED VIEW ----
 
   @Test
