@@ -1,6 +1,8 @@
 package io.floe.spark.mv;
 
+import io.floe.FloeException;
 import io.floe.mv.Freshness;
+import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.SourceState;
 import io.floe.spark.capture.ChangeCapture;
 import java.util.ArrayList;
@@ -57,15 +59,25 @@ public final class FreshnessCheck {
     };
   }
 
-  /** Finds the catalog of a recorded source among the MV's fully qualified source names. */
+  /**
+   * Finds the catalog of a recorded source among the MV's fully qualified source names: the
+   * source itself, or the MV whose storage table it is (a refresh reads an upstream MV's storage).
+   *
+   * @throws FloeException naming the catalog when the source's catalog is not configured here
+   */
   private ResolvedName locate(MaterializedView mv, SourceState state) {
-    String suffix = "." + state.qualifiedName();
-    for (String source : mv.sourceNames()) {
-      if (source.endsWith(suffix)) {
-        String catalogName = source.substring(0, source.length() - suffix.length());
-        Optional<Catalog> found = catalog.icebergCatalog(catalogName);
-        if (found.isPresent()) {
-          return new ResolvedName(catalogName, found.get(), identifier(state));
+    String name = state.qualifiedName();
+    List<String> suffixes = new ArrayList<>(List.of("." + name));
+    if (name.endsWith(MaterializedViewProperties.STORAGE_TABLE_SUFFIX)) {
+      suffixes.add("." + name.substring(0, name.length() - MaterializedViewProperties.STORAGE_TABLE_SUFFIX.length()));
+    }
+    for (String suffix : suffixes) {
+      for (String source : mv.sourceNames()) {
+        if (source.endsWith(suffix)) {
+          String catalogName = source.substring(0, source.length() - suffix.length());
+          Catalog found = catalog.icebergCatalog(catalogName).orElseThrow(() -> new FloeException(
+              "Materialized view " + mv + " reads " + source + ", and catalog " + catalogName + " is not configured here"));
+          return new ResolvedName(catalogName, found, identifier(state));
         }
       }
     }

@@ -2,10 +2,12 @@ package io.floe.spark.mv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import java.util.List;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Freshness after source changes, and materialized views that read materialized views. */
 class FreshnessAndNestingTest extends MvTestSupport {
@@ -74,6 +76,31 @@ class FreshnessAndNestingTest extends MvTestSupport {
     sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
 
     assertThat(freshness("silver")).startsWith("STALE: ").contains("source " + q("bronze") + " has new commits");
+  }
+
+  @Test
+  void aViewOverAViewOfAnotherCatalogIsFreshAfterItsRefreshAndStaleAfterItsSourceMoved(@TempDir Path dir) {
+    String other = "other_" + ns;
+    spark.conf().set("spark.sql.catalog." + other, "org.apache.iceberg.spark.SparkCatalog");
+    spark.conf().set("spark.sql.catalog." + other + ".type", "jdbc");
+    spark.conf().set("spark.sql.catalog." + other + ".uri", "jdbc:sqlite:" + dir.resolve("other.db"));
+    spark.conf().set("spark.sql.catalog." + other + ".jdbc.schema-version", "V1");
+    spark.conf().set("spark.sql.catalog." + other + ".warehouse", dir.resolve("warehouse").toUri().toString());
+    sql("CREATE NAMESPACE " + other + ".x");
+    sql("CREATE TABLE " + other + ".x.t (a INT) USING iceberg");
+    sql("INSERT INTO " + other + ".x.t VALUES (1), (2)");
+    sql("CREATE MATERIALIZED VIEW " + other + ".x.total AS SELECT sum(a) AS s FROM " + other + ".x.t");
+    sql("CREATE MATERIALIZED VIEW across AS SELECT s FROM " + other + ".x.total");
+
+    assertThat(freshness("across")).isEqualTo("FRESH");
+
+    sql("INSERT INTO " + other + ".x.t VALUES (3)");
+    sql("REFRESH MATERIALIZED VIEW " + other + ".x.total");
+
+    assertThat(freshness("across")).startsWith("STALE: ").contains("x.total__storage has new commits");
+    sql("REFRESH MATERIALIZED VIEW across");
+    assertThat(freshness("across")).isEqualTo("FRESH");
+    assertThat(sql("SELECT s FROM across").get(0).getLong(0)).isEqualTo(6L);
   }
 
   @Test
