@@ -137,7 +137,7 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
   }
 
   private static void checkNotReserved(MaterializedView mv, String key) {
-    if (RESERVED.contains(key) || StorageProperties.kept(key)) {
+    if (RESERVED.contains(key) || key.startsWith(io.floe.spark.mv.DefinitionSettings.PREFIX) || StorageProperties.kept(key)) {
       throw new FloeException("Cannot change property '" + key + "' of " + mv + ": Floe maintains it");
     }
   }

@@ -198,7 +198,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           .withQuery(MaterializedView.DIALECT, statement().query())
           .withDefaultCatalog(defaultCatalog)
           .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
-          .withProperties(viewProperties(storage, schema, pinned, layout))
+          .withProperties(viewProperties(spark, storage, schema, pinned, layout))
           .createOrReplace();
     } catch (RuntimeException e) {
       if (replaced.isPresent()) {
@@ -414,8 +414,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   }
 
   private Map<String, String> viewProperties(
-      ResolvedName storage, StructType querySchema, PinnedDefinition pinned, StorageLayout layout) {
+      SparkSession spark, ResolvedName storage, StructType querySchema, PinnedDefinition pinned, StorageLayout layout) {
     Map<String, String> properties = new LinkedHashMap<>();
+    properties.putAll(io.floe.spark.mv.DefinitionSettings.capture(spark));
     properties.put(StorageLayout.PROPERTY, layout.name());
     properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
     properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));

@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -65,6 +66,11 @@ public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeR
     add(rows, "Storage Table", mv.storageName().toString());
     add(rows, "Schedule", mv.schedule().map(s -> s.toSql()).orElse("none (refresh on demand)"));
     add(rows, "Refresh Policy", mv.refreshPolicy().name());
+    Map<String, String> settings = io.floe.spark.mv.DefinitionSettings.of(mv);
+    if (!settings.isEmpty()) {
+      add(rows, "SQL Settings", settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+          .collect(java.util.stream.Collectors.joining(", ")));
+    }
     add(rows, "Last Refresh Time", state.map(s -> formatTime(s.refreshStartTimestampMs())).orElse("never"));
     add(rows, "Last Refresh Type", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse("none"));
     add(rows, "Last Refresh Reason", last.map(s -> s.summary().get(MaterializedViewProperties.SUMMARY_REFRESH_REASON)).orElse(null));

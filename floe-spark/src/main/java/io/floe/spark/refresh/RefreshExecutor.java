@@ -17,6 +17,7 @@ import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
 import io.floe.spark.ivm.KeyNarrowing;
 import io.floe.spark.ivm.StorageLayout;
+import io.floe.spark.mv.DefinitionSettings;
 import io.floe.spark.mv.MaterializedView;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -82,6 +83,19 @@ public final class RefreshExecutor {
    * @throws FloeException naming the view when the refresh failed; nothing was committed
    */
   public RefreshResult refresh(MaterializedView mv, boolean full, RefreshRun run, Map<String, Source> prePinned) {
+    Map<String, String> differing = DefinitionSettings.differing(spark, mv);
+    if (!differing.isEmpty()) {
+      // The definition means what it says under the settings it was created with: refresh in a
+      // session of its own that has them, leaving this one (shared with other threads) alone.
+      LOG.info("Refreshing {} under the settings it was created with: {}", mv, DefinitionSettings.describe(spark, differing));
+      try {
+        SparkSession own = DefinitionSettings.sessionWith(spark, differing);
+        return DefinitionSettings.activeIn(own, () -> new RefreshExecutor(own).refresh(mv, full, run, prePinned));
+      } finally {
+        // This session's catalog may cache the storage table the other session committed to.
+        catalog.invalidateSparkCache(mv.storageName());
+      }
+    }
     // A refresh reads its sources, never an MV answering for them (least of all this one).
     return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> refreshWithRetries(mv, full, run, prePinned));
   }
@@ -384,6 +398,14 @@ public final class RefreshExecutor {
    * its reason. Reads metadata only.
    */
   public List<String[]> explain(MaterializedView mv) {
+    Map<String, String> differing = DefinitionSettings.differing(spark, mv);
+    if (!differing.isEmpty()) {
+      SparkSession own = DefinitionSettings.sessionWith(spark, differing);
+      List<String[]> lines = new ArrayList<>(DefinitionSettings.activeIn(own, () -> new RefreshExecutor(own).explain(mv)));
+      lines.add(Math.min(1, lines.size()), new String[] {
+          "settings", "refreshes under the settings it was created with: " + DefinitionSettings.describe(spark, differing)});
+      return lines;
+    }
     try {
       return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> explainLines(mv));
     } catch (RuntimeException e) {

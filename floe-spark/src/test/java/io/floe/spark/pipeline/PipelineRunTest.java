@@ -183,6 +183,29 @@ class PipelineRunTest extends MvTestSupport {
   }
 
   @Test
+  void aViewKeepsThePipelinesSettingsForTheRefreshesAfterTheRun() throws IOException {
+    sdpProject();
+    write("transformations/c_hours.sql", """
+        SET spark.sql.session.timeZone = Asia/Tokyo;
+        CREATE MATERIALIZED VIEW stamped AS SELECT id, hour(timestamp_seconds(id * 3600)) AS h FROM trips_silver;
+        """);
+    pipeline().run();
+    assertThat(view("stamped").properties())
+        .containsEntry(io.floe.spark.mv.DefinitionSettings.PREFIX + "spark.sql.session.timeZone", "Asia/Tokyo");
+
+    // Refreshed outside the run, in a session of another time zone, the new row is Tokyo's hour.
+    spark.conf().set("spark.sql.session.timeZone", "UTC");
+    try {
+      sql("INSERT INTO trips VALUES (5, 'Austin', 2.0, 'completed')");
+      sql("REFRESH MATERIALIZED VIEW trips_silver");
+      assertThat(sql("REFRESH MATERIALIZED VIEW stamped").get(0).getString(1)).isEqualTo("INCREMENTAL");
+      assertThat(sql("SELECT h FROM stamped WHERE id = 5").get(0).getInt(0)).isEqualTo(14);
+    } finally {
+      spark.conf().unset("spark.sql.session.timeZone");
+    }
+  }
+
+  @Test
   void removedDatasetsAreReportedAndDroppedOnlyWithPrune() throws IOException {
     sdpProject();
     pipeline().run();
