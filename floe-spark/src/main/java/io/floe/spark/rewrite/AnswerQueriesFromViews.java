@@ -147,6 +147,13 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
         if (!c.sourceTables().equals(query.tables().keySet())) {
           continue;
         }
+        Map<String, String> differing = io.floe.spark.mv.DefinitionSettings.differing(spark, c.mv());
+        if (!differing.isEmpty()) {
+          // Its rows mean what its definition says under those settings, not under this session's.
+          report.rejected(c.name(), "it was created under other SQL settings: "
+              + io.floe.spark.mv.DefinitionSettings.describe(spark, differing));
+          continue;
+        }
         ViewCandidate candidate = analyzed.computeIfAbsent(c.name(), n -> CandidateIndex.analyzed(spark, c));
         if (candidate.definition().isEmpty()) {
           report.rejected(candidate.name(), candidate.reason());

@@ -221,6 +221,28 @@ class QueryRewriteTest extends RewriteTestSupport {
   }
 
   @Test
+  void aViewAnswersOnlySessionsWithTheSettingsItWasCreatedUnder() {
+    String timeZone = "spark.sql.session.timeZone";
+    spark.conf().set(timeZone, "UTC");
+    try {
+      sql("CREATE TABLE stamps (id INT, ts TIMESTAMP) USING iceberg");
+      sql("INSERT INTO stamps VALUES (1, TIMESTAMP '2024-01-02 02:00:00'), (2, TIMESTAMP '2024-01-02 10:00:00')");
+      sql("CREATE MATERIALIZED VIEW by_hour AS SELECT hour(ts) AS h, count(*) AS n FROM stamps GROUP BY hour(ts)");
+      String query = "SELECT hour(ts) AS h, count(*) AS n FROM stamps GROUP BY hour(ts)";
+      assertAnsweredBy(query, "by_hour");
+
+      spark.conf().set(timeZone, "America/Los_Angeles");
+      Answer answer = assertNotAnswered(query);
+
+      assertThat(answer.rows()).containsExactly("18|1", "2|1");
+      assertThat(answer.report()).contains("it was created under other SQL settings: spark.sql.session.timeZone=UTC"
+          + " (here: America/Los_Angeles)");
+    } finally {
+      spark.conf().unset(timeZone);
+    }
+  }
+
+  @Test
   void aCaseSensitiveSessionTellsColumnsThatDifferInCaseApart() {
     spark.conf().set("spark.sql.caseSensitive", "true");
     try {
