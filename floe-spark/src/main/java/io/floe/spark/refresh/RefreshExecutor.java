@@ -353,7 +353,9 @@ public final class RefreshExecutor {
         after,
         rowsRead,
         summaryCount(committed, "added-records"),
-        summaryCount(committed, "deleted-records"),
+        // The rows the storage held: its data files' records less those its deletes had removed
+        // (the overwrite's deleted-records counts every record of the files it dropped).
+        readSnapshot.map(RefreshExecutor::liveRecords).orElse(0L),
         start,
         System.currentTimeMillis() - start,
         committed.snapshotId(),
@@ -795,6 +797,11 @@ public final class RefreshExecutor {
       }
     }
     throw new IllegalStateException("Refresh commit of " + storage.name() + " is not in its history");
+  }
+
+  private static long liveRecords(Snapshot snapshot) {
+    return summaryCount(snapshot, "total-records") - summaryCount(snapshot, "total-position-deletes")
+        - summaryCount(snapshot, "total-equality-deletes");
   }
 
   private static long summaryCount(Snapshot snapshot, String key) {

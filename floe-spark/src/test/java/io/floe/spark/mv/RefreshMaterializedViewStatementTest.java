@@ -27,6 +27,20 @@ class RefreshMaterializedViewStatementTest extends MvTestSupport {
   }
 
   @Test
+  void aFullRefreshCountsAsRemovedTheRowsTheViewHeldNotTheRecordsOfItsOldFiles() {
+    for (int i = 1; i <= 3; i++) {
+      sql("UPDATE orders SET amount = amount + 1 WHERE id = 1");
+      assertThat(sql("REFRESH MATERIALIZED VIEW totals").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    }
+
+    Row full = sql("REFRESH MATERIALIZED VIEW totals FULL").get(0);
+
+    assertThat(full.getString(1)).isEqualTo("FULL");
+    assertThat(full.getLong(4)).as("rows written").isEqualTo(2);
+    assertThat(full.getLong(5)).as("rows removed: the two the view held").isEqualTo(2);
+  }
+
+  @Test
   void refreshAfterASourceChangeIsIncrementalAndCommitsExactlyOneSnapshot() {
     sql("INSERT INTO orders VALUES (3, 'Nagoya', 1.00)");
     long before = storageSnapshotCount("totals");
