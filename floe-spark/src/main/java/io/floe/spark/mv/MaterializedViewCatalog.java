@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import io.floe.spark.Scala;
@@ -255,14 +256,51 @@ public final class MaterializedViewCatalog {
     return graph;
   }
 
-  /** Materialized views of the catalog whose definition reads {@code source}. */
+  /**
+   * Materialized views whose definition reads {@code source}, in its catalog and every other
+   * Iceberg catalog of the session (an MV may read another catalog's tables and views).
+   */
   public List<MaterializedView> readersOf(ResolvedName source) {
     List<MaterializedView> readers = new ArrayList<>();
-    for (MaterializedView mv : listAll(source.catalogName())) {
+    for (MaterializedView mv : byNameWithOtherCatalogs(source.catalogName()).values()) {
       if (mv.sourceNames().contains(source.toString())) {
         readers.add(mv);
       }
     }
     return readers;
+  }
+
+  /**
+   * Every materialized view of {@code catalogName} and of the session's other Iceberg catalogs, by
+   * full name: the views that may read one of {@code catalogName}'s. Another catalog that cannot
+   * be listed is logged and passed over.
+   */
+  public Map<String, MaterializedView> byNameWithOtherCatalogs(String catalogName) {
+    Map<String, MaterializedView> views = byName(catalogName);
+    for (String other : icebergCatalogNames()) {
+      if (other.equals(catalogName)) {
+        continue;
+      }
+      try {
+        views.putAll(byName(other));
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(MaterializedViewCatalog.class)
+            .warn("Cannot list the materialized views of catalog {}; those reading {}'s are not found", other, catalogName, e);
+      }
+    }
+    return views;
+  }
+
+  /** The session's catalogs ({@code spark.sql.catalog.<name>}) that are Iceberg catalogs, by name. */
+  public List<String> icebergCatalogNames() {
+    String prefix = "spark.sql.catalog.";
+    Set<String> names = new java.util.TreeSet<>();
+    Scala.list(spark.conf().getAll().toList()).forEach(entry -> {
+      String key = entry._1();
+      if (key.startsWith(prefix) && !key.substring(prefix.length()).contains(".")) {
+        names.add(key.substring(prefix.length()));
+      }
+    });
+    return names.stream().filter(name -> icebergCatalog(name).isPresent()).toList();
   }
 }

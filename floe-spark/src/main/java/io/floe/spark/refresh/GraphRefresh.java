@@ -175,7 +175,8 @@ public final class GraphRefresh {
 
     Map<String, MaterializedView> views = new LinkedHashMap<>();
     for (String catalogName : catalogs) {
-      views.putAll(catalog.byName(catalogName));
+      // A reader downstream may be another catalog's MV.
+      views.putAll(downstream ? catalog.byNameWithOtherCatalogs(catalogName) : catalog.byName(catalogName));
     }
     DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(views.values());
     views.putAll(targets);

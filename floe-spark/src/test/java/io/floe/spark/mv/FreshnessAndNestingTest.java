@@ -81,11 +81,22 @@ class FreshnessAndNestingTest extends MvTestSupport {
   @Test
   void aViewOverAViewOfAnotherCatalogIsFreshAfterItsRefreshAndStaleAfterItsSourceMoved(@TempDir Path dir) {
     String other = "other_" + ns;
-    spark.conf().set("spark.sql.catalog." + other, "org.apache.iceberg.spark.SparkCatalog");
-    spark.conf().set("spark.sql.catalog." + other + ".type", "jdbc");
-    spark.conf().set("spark.sql.catalog." + other + ".uri", "jdbc:sqlite:" + dir.resolve("other.db"));
-    spark.conf().set("spark.sql.catalog." + other + ".jdbc.schema-version", "V1");
-    spark.conf().set("spark.sql.catalog." + other + ".warehouse", dir.resolve("warehouse").toUri().toString());
+    java.util.Map<String, String> conf = java.util.Map.of(
+        "spark.sql.catalog." + other, "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog." + other + ".type", "jdbc",
+        "spark.sql.catalog." + other + ".uri", "jdbc:sqlite:" + dir.resolve("other.db"),
+        "spark.sql.catalog." + other + ".jdbc.schema-version", "V1",
+        "spark.sql.catalog." + other + ".warehouse", dir.resolve("warehouse").toUri().toString());
+    conf.forEach(spark.conf()::set);
+    try {
+      acrossCatalogs(other);
+    } finally {
+      // The catalog's files go with the test; later tests must not look for its views.
+      conf.keySet().forEach(spark.conf()::unset);
+    }
+  }
+
+  private void acrossCatalogs(String other) {
     sql("CREATE NAMESPACE " + other + ".x");
     sql("CREATE TABLE " + other + ".x.t (a INT) USING iceberg");
     sql("INSERT INTO " + other + ".x.t VALUES (1), (2)");
@@ -101,6 +112,13 @@ class FreshnessAndNestingTest extends MvTestSupport {
     sql("REFRESH MATERIALIZED VIEW across");
     assertThat(freshness("across")).isEqualTo("FRESH");
     assertThat(sql("SELECT s FROM across").get(0).getLong(0)).isEqualTo(6L);
+
+    // CASCADE reaches the reader in the other catalog, and DROP refuses to strand it.
+    sql("INSERT INTO " + other + ".x.t VALUES (4)");
+    assertThat(sql("REFRESH MATERIALIZED VIEW " + other + ".x.total CASCADE")).extracting(r -> r.getString(0))
+        .containsExactly(other + ".x.total", "lake." + q("across"));
+    assertThat(sql("SELECT s FROM across").get(0).getLong(0)).isEqualTo(10L);
+    assertThat(errorOf("DROP MATERIALIZED VIEW " + other + ".x.total")).contains(q("across"));
   }
 
   @Test
