@@ -1,6 +1,7 @@
 package io.floe.server;
 
 import io.floe.FloeException;
+import io.floe.cli.output.FailureLine;
 import io.floe.schedule.RefreshPlanner;
 import io.javalin.Javalin;
 import java.io.IOException;
@@ -76,14 +77,41 @@ public final class FloeServer implements AutoCloseable {
       server.info = new ServerInfo(ProcessHandle.current().pid(), settings.bind(), server.http.port(), Instant.now(),
           settings.warehouse().toString());
       lock.update(server.info);
-    } catch (IOException | RuntimeException e) {
+    } catch (Exception e) { // Javalin, in Kotlin, also throws checked exceptions it does not declare
       server.close();
       throw new FloeException("Cannot start floe server on " + settings.bind() + ":" + settings.port() + ": "
-          + e.getMessage(), e);
+          + startFailure(e), e);
     }
     long pollMs = settings.pollInterval().toMillis();
     server.pollThread.scheduleWithFixedDelay(server::pollOnce, 0, pollMs, TimeUnit.MILLISECONDS);
     return server;
+  }
+
+  /** Why the API could not listen, in a user's words where the cause is a known one. */
+  private static String startFailure(Exception e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof java.nio.channels.UnresolvedAddressException) {
+        return "the address cannot be resolved";
+      }
+      if (cause instanceof java.net.BindException) {
+        String message = String.valueOf(cause.getMessage());
+        if (message.contains("in use")) {
+          return "the port is in use";
+        }
+        if (message.contains("Cannot assign requested address")) {
+          return "the address is not one of this machine's";
+        }
+        if (message.contains("Permission denied")) {
+          return "permission denied (ports below 1024 need elevated privileges)";
+        }
+        return FailureLine.of(cause);
+      }
+    }
+    Throwable root = e;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    return FailureLine.of(root);
   }
 
   /**

@@ -57,12 +57,8 @@ final class HttpApi {
     Javalin app = Javalin.create(config -> {
       config.showJavalinBanner = false;
       config.jetty.defaultHost = bind;
-      // The server's own shutdown stops Jetty, after the refresh in flight, and gracefully, so
-      // that the request waiting for that refresh still gets its answer.
-      config.jetty.modifyServer(jetty -> {
-        jetty.setStopAtShutdown(false);
-        jetty.setStopTimeout(STOP_TIMEOUT_MS);
-      });
+      // The server's own shutdown stops Jetty, after the refresh in flight.
+      config.jetty.modifyServer(jetty -> jetty.setStopAtShutdown(false));
     });
     app.get("/api/server", this::describeServer);
     app.get("/api/materialized-views", this::listViews);
@@ -84,7 +80,12 @@ final class HttpApi {
         error(ctx, HttpStatus.NOT_FOUND, "No such endpoint: " + ctx.method() + " " + ctx.path());
       }
     });
-    return app.start(port);
+    app.start(port);
+    // Graceful from now on, so that the request waiting for the refresh in flight still gets its
+    // answer. Not before: when the start fails, Javalin stops Jetty, and a graceful stop of a
+    // server that never started fails and hides why the start failed.
+    app.jettyServer().server().setStopTimeout(STOP_TIMEOUT_MS);
+    return app;
   }
 
   /** A client error: the message and status it answers with. */

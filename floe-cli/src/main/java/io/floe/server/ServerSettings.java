@@ -21,8 +21,17 @@ public record ServerSettings(
   public static final String POLL_INTERVAL_KEY = "floe.server.poll-interval-seconds";
   public static final String SHUTDOWN_TIMEOUT_KEY = "floe.server.shutdown-timeout-seconds";
   public static final int DEFAULT_PORT = 7878;
+  static final int MAX_PORT = 65_535;
   static final long DEFAULT_POLL_SECONDS = 5;
   static final long DEFAULT_SHUTDOWN_SECONDS = 20;
+
+  /** Refuses a port no address can have, before anything starts. */
+  public ServerSettings {
+    if (port < 0 || port > MAX_PORT) {
+      throw new FloeException("Cannot start floe server on " + bind + ":" + port + ": port " + port
+          + " is out of range 0-" + MAX_PORT);
+    }
+  }
 
   /** Settings with the poll interval and shutdown timeout read from {@code conf}, else their defaults. */
   public static ServerSettings of(Path warehouse, String catalog, String bind, int port, Map<String, String> conf) {

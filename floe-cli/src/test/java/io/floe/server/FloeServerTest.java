@@ -272,6 +272,24 @@ class FloeServerTest {
   }
 
   @Test
+  void aServerThatCannotListenSaysWhereAndWhyAndReleasesTheWarehouse(@org.junit.jupiter.api.io.TempDir java.nio.file.Path warehouse)
+      throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      ServerSettings busy = ServerSettings.of(warehouse, "lake", "127.0.0.1", port, Map.of());
+      WarehouseLock lock = FloeServer.lockWarehouse(busy);
+      assertThatThrownBy(() -> FloeServer.start(spark, busy, lock, Clock.systemUTC()))
+          .isInstanceOf(FloeException.class)
+          .hasMessage("Cannot start floe server on 127.0.0.1:" + port + ": the port is in use");
+      // Released: the warehouse can be locked again.
+      FloeServer.lockWarehouse(busy).close();
+    }
+    assertThatThrownBy(() -> ServerSettings.of(warehouse, "lake", "127.0.0.1", 99999, Map.of()))
+        .isInstanceOf(FloeException.class)
+        .hasMessage("Cannot start floe server on 127.0.0.1:99999: port 99999 is out of range 0-65535");
+  }
+
+  @Test
   void secondServerOnTheSameWarehouseIsRefusedNamingTheHolder() {
     assertThatThrownBy(() -> FloeServer.lockWarehouse(settings))
         .isInstanceOf(FloeException.class)
