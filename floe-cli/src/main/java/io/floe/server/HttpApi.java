@@ -36,6 +36,11 @@ final class HttpApi {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MAX_SQL_SESSIONS = 64;
   private static final long STOP_TIMEOUT_MS = 10_000;
+  private static final String REFRESH_ENDPOINT = "POST /api/materialized-views/{name}/refresh";
+  private static final List<String> REFRESH_OPTIONS = List.of("full", "cascade");
+  private static final String SQL_ENDPOINT = "POST /api/sql";
+  private static final List<String> SQL_FIELDS = List.of("sql", "session", "format");
+  private static final List<String> SQL_FORMATS = List.of("rows", "json");
 
   private final FloeServer server;
   private final SparkSession spark;
@@ -165,9 +170,9 @@ final class HttpApi {
 
   private void refresh(Context ctx) throws Exception {
     String name = ctx.pathParam("name");
-    boolean full = flag(ctx, "full");
-    boolean cascade = flag(ctx, "cascade");
-    ScheduledRefresh.Outcome outcome = server.refreshNow(name, full, cascade);
+    Map<String, Boolean> options = refreshOptions(ctx);
+    ScheduledRefresh.Outcome outcome =
+        server.refreshNow(name, options.getOrDefault("full", false), options.getOrDefault("cascade", false));
     if (outcome.failed()) {
       HttpStatus status = outcome.error().contains("does not exist") || outcome.error().contains("not a materialized view")
           ? HttpStatus.NOT_FOUND : HttpStatus.INTERNAL_SERVER_ERROR;
@@ -177,6 +182,49 @@ final class HttpApi {
     List<Map<String, Object>> refreshed = new ArrayList<>();
     outcome.refreshed().forEach(row -> refreshed.add(jsonValues(row)));
     json(ctx, Map.of("refreshed", refreshed));
+  }
+
+  /**
+   * The {@code full} and {@code cascade} options of a refresh, each given once: {@code ?full=true}
+   * ({@code true} or {@code false} in any case; a bare {@code ?full} is {@code true}) or
+   * {@code {"full": true}} in a JSON object body. Any other parameter, field or value is refused,
+   * so that a mistyped option never runs a different refresh than the one asked for.
+   */
+  private static Map<String, Boolean> refreshOptions(Context ctx) {
+    Map<String, Boolean> options = new LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> param : ctx.queryParamMap().entrySet()) {
+      String name = param.getKey();
+      if (!REFRESH_OPTIONS.contains(name)) {
+        throw badRequest("Unknown query parameter '" + name + "': " + REFRESH_ENDPOINT + " accepts "
+            + String.join(" and ", REFRESH_OPTIONS));
+      }
+      if (param.getValue().size() > 1) {
+        throw badRequest(name + " is given " + param.getValue().size() + " times; give it once");
+      }
+      String value = param.getValue().get(0);
+      if (!value.isEmpty() && !value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
+        throw badRequest(name + " must be true or false but is '" + value + "'");
+      }
+      options.put(name, value.isEmpty() || value.equalsIgnoreCase("true"));
+    }
+    if (ctx.body().isBlank()) {
+      return options;
+    }
+    JsonNode body = objectBody(ctx, REFRESH_ENDPOINT, REFRESH_OPTIONS, "{\"full\": true}");
+    for (String name : REFRESH_OPTIONS) {
+      JsonNode value = body.get(name);
+      if (value == null) {
+        continue;
+      }
+      if (!value.isBoolean()) {
+        throw badRequest(name + " must be true or false (a JSON boolean) but is " + value);
+      }
+      if (options.containsKey(name)) {
+        throw badRequest(name + " is given both as a query parameter and in the body; give it once");
+      }
+      options.put(name, value.booleanValue());
+    }
+    return options;
   }
 
   /**
@@ -230,15 +278,6 @@ final class HttpApi {
     return texts;
   }
 
-  /** {@code ?full=true}, or {@code {"full": true}} in a JSON body. */
-  private static boolean flag(Context ctx, String name) {
-    String query = ctx.queryParam(name);
-    if (query != null) {
-      return query.isEmpty() || Boolean.parseBoolean(query);
-    }
-    return !ctx.body().isBlank() && body(ctx).path(name).asBoolean(false);
-  }
-
   private void refreshes(Context ctx) throws JsonProcessingException {
     StringBuilder sql = new StringBuilder("SHOW REFRESHES");
     String mv = ctx.queryParam("mv");
@@ -273,16 +312,20 @@ final class HttpApi {
   }
 
   private void sql(Context ctx) throws JsonProcessingException {
-    JsonNode body = body(ctx);
-    String sql = body.path("sql").asText("");
+    JsonNode body = objectBody(ctx, SQL_ENDPOINT, SQL_FIELDS, "{\"sql\": \"...\"}");
+    String sql = text(body, "sql", "");
     if (sql.isBlank()) {
-      throw new BadRequest(HttpStatus.BAD_REQUEST, "Give the statement as {\"sql\": \"...\"}");
+      throw badRequest("Give the statement as {\"sql\": \"...\"}");
     }
+    String formatName = text(body, "format", "rows");
+    if (!SQL_FORMATS.contains(formatName)) {
+      throw badRequest("format must be " + String.join(" or ", SQL_FORMATS) + " but is '" + formatName + "'");
+    }
+    String sessionId = text(body, "session", "");
     if (server.stopping()) {
       throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
     }
-    OutputFormat format = body.path("format").asText("rows").equals("json") ? OutputFormat.JSON : OutputFormat.TABLE;
-    String sessionId = body.path("session").asText("");
+    OutputFormat format = formatName.equals("json") ? OutputFormat.JSON : OutputFormat.TABLE;
     SparkSession session = sessionId.isEmpty()
         ? spark.newSession()
         : sqlSessions.computeIfAbsent(sessionId, id -> spark.newSession());
@@ -315,6 +358,61 @@ final class HttpApi {
     } catch (JsonProcessingException e) {
       throw new BadRequest(HttpStatus.BAD_REQUEST, "The request body is not JSON: " + e.getOriginalMessage());
     }
+  }
+
+  /**
+   * A request's JSON object body, refusing any other JSON value and any field but {@code fields},
+   * which are named in the error together with {@code example}.
+   */
+  private static JsonNode objectBody(Context ctx, String endpoint, List<String> fields, String example) {
+    JsonNode body = body(ctx);
+    if (!body.isObject()) {
+      throw badRequest("The request body must be a JSON object such as " + example + " but is "
+          + kind(body));
+    }
+    body.fieldNames().forEachRemaining(field -> {
+      if (!fields.contains(field)) {
+        throw badRequest("Unknown field '" + field + "' in the request body: " + endpoint + " accepts "
+            + String.join(", ", fields));
+      }
+    });
+    return body;
+  }
+
+  /** A string field of a JSON object body; refuses any other JSON value, {@code null} included. */
+  private static String text(JsonNode body, String field, String absent) {
+    JsonNode value = body.get(field);
+    if (value == null) {
+      return absent;
+    }
+    if (!value.isTextual()) {
+      throw badRequest(field + " must be a JSON string but is " + kind(value));
+    }
+    return value.textValue();
+  }
+
+  /** What kind of JSON value a node is, for an error message: {@code an array}, {@code the number 42}. */
+  private static String kind(JsonNode value) {
+    switch (value.getNodeType()) {
+      case ARRAY:
+        return "an array";
+      case OBJECT:
+        return "an object";
+      case NUMBER:
+        return "the number " + value;
+      case BOOLEAN:
+        return value.toString();
+      case NULL:
+        return "null";
+      case MISSING:
+        return "empty";
+      default:
+        return value.toString();
+    }
+  }
+
+  private static BadRequest badRequest(String message) {
+    return new BadRequest(HttpStatus.BAD_REQUEST, message);
   }
 
   /** Values Jackson writes as they are; anything else as its text. */

@@ -187,6 +187,76 @@ class FloeServerTest {
     assertThat(json(response).path("error").asText()).contains(q("nope")).contains("does not exist").doesNotContain("\n");
   }
 
+  /** A table with one row and an MV over it, then a second row: the MV is one appended row behind. */
+  private static void viewOneRowBehind(String source, String mv) {
+    spark.sql("CREATE TABLE " + q(source) + " (v INT)");
+    spark.sql("INSERT INTO " + q(source) + " VALUES (1)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q(mv) + " AS SELECT v FROM " + q(source));
+    spark.sql("INSERT INTO " + q(source) + " VALUES (2)");
+  }
+
+  private static void assertRefused(Http.Response response, String... fragments) throws Exception {
+    assertThat(response.status()).as(response.body()).isEqualTo(400);
+    String error = json(response).path("error").asText();
+    assertThat(error).doesNotContain("\n");
+    for (String fragment : fragments) {
+      assertThat(error).contains(fragment);
+    }
+  }
+
+  @Test
+  void refreshRefusesOptionsItDoesNotKnowAndRunsNothing() throws Exception {
+    viewOneRowBehind("o_src", "o_mv");
+    long refreshes = spark.sql("SHOW REFRESHES FOR " + q("o_mv")).count();
+    String path = "/api/materialized-views/" + q("o_mv") + "/refresh";
+
+    assertRefused(Http.post(base, path + "?full=maybe", ""), "full must be true or false but is 'maybe'");
+    assertRefused(Http.post(base, path + "?full=1", ""), "full must be true or false but is '1'");
+    assertRefused(Http.post(base, path + "?cascade=yes", ""), "cascade must be true or false but is 'yes'");
+    assertRefused(Http.post(base, path + "?fulll=true", ""), "Unknown query parameter 'fulll'", "full and cascade");
+    assertRefused(Http.post(base, path + "?full=true&full=false", ""), "full is given 2 times");
+    assertRefused(Http.post(base, path, "{\"full\": \"yes\"}"),
+        "full must be true or false (a JSON boolean) but is \"yes\"");
+    assertRefused(Http.post(base, path, "{\"full\": 1}"), "full must be true or false (a JSON boolean) but is 1");
+    assertRefused(Http.post(base, path, "{\"fulll\": true}"), "Unknown field 'fulll'", "full, cascade");
+    assertRefused(Http.post(base, path, "[1,2]"), "must be a JSON object such as {\"full\": true} but is an array");
+    assertRefused(Http.post(base, path, "true"), "must be a JSON object", "but is true");
+    assertRefused(Http.post(base, path + "?full=true", "{\"full\": false}"), "full is given both");
+    assertRefused(Http.post(base, path, "{\"full\": tru"), "not JSON");
+    assertThat(spark.sql("SHOW REFRESHES FOR " + q("o_mv")).count()).isEqualTo(refreshes);
+
+    Http.Response incremental = Http.post(base, path + "?full=FALSE&cascade=False", "");
+    assertThat(incremental.status()).as(incremental.body()).isEqualTo(200);
+    assertThat(json(incremental).path("refreshed").get(0).path("refresh_type").asText()).isEqualTo("INCREMENTAL");
+    Http.Response fullByQuery = Http.post(base, path + "?full=True", "");
+    assertThat(fullByQuery.status()).as(fullByQuery.body()).isEqualTo(200);
+    assertThat(json(fullByQuery).path("refreshed").get(0).path("refresh_type").asText()).isEqualTo("FULL");
+    Http.Response fullByBody = Http.post(base, path, "{\"full\": true, \"cascade\": false}");
+    assertThat(fullByBody.status()).as(fullByBody.body()).isEqualTo(200);
+    assertThat(json(fullByBody).path("refreshed").get(0).path("refresh_type").asText()).isEqualTo("FULL");
+    assertThat(spark.sql("SHOW REFRESHES FOR " + q("o_mv")).count()).isEqualTo(refreshes + 3);
+  }
+
+  @Test
+  void sqlRefusesFieldsThatAreUnknownOrNotStrings() throws Exception {
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": 42}"), "sql must be a JSON string but is the number 42");
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": [\"SELECT 1\"]}"), "sql must be a JSON string but is an array");
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1\", \"session\": 7}"),
+        "session must be a JSON string but is the number 7");
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1\", \"format\": true}"),
+        "format must be a JSON string but is true");
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1\", \"format\": \"csv\"}"),
+        "format must be rows or json but is 'csv'");
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1\", \"limit\": 5}"),
+        "Unknown field 'limit'", "sql, session, format");
+    assertRefused(Http.post(base, "/api/sql", "[\"SELECT 1\"]"), "must be a JSON object such as {\"sql\": \"...\"}");
+    assertRefused(Http.post(base, "/api/sql", ""), "must be a JSON object");
+
+    Http.Response asJson = Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1 AS one\", \"format\": \"json\"}");
+    assertThat(asJson.status()).as(asJson.body()).isEqualTo(200);
+    assertThat(json(asJson).path("json").toString()).isEqualTo("[\"{\\\"one\\\":1}\"]");
+  }
+
   @Test
   void sqlAnswersColumnsAndRowsAsTextAndErrorsAs400() throws Exception {
     Http.Response ok = Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1 AS one, CAST(NULL AS STRING) AS nothing\"}");
@@ -210,10 +280,7 @@ class FloeServerTest {
 
   @Test
   void refreshHistoryListsTheRefreshesOfAViewNewestFirst() throws Exception {
-    spark.sql("CREATE TABLE " + q("h_src") + " (v INT)");
-    spark.sql("INSERT INTO " + q("h_src") + " VALUES (1)");
-    spark.sql("CREATE MATERIALIZED VIEW " + q("h_mv") + " AS SELECT v FROM " + q("h_src"));
-    spark.sql("INSERT INTO " + q("h_src") + " VALUES (2)");
+    viewOneRowBehind("h_src", "h_mv");
     assertThat(Http.post(base, "/api/materialized-views/" + q("h_mv") + "/refresh", "").status()).isEqualTo(200);
     Http.Response response = Http.get(base, "/api/refreshes?mv=" + q("h_mv") + "&limit=5");
     assertThat(response.status()).isEqualTo(200);
