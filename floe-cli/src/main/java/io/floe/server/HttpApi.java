@@ -173,11 +173,16 @@ final class HttpApi {
     Map<String, Boolean> options = refreshOptions(ctx);
     ScheduledRefresh.Outcome outcome =
         server.refreshNow(name, options.getOrDefault("full", false), options.getOrDefault("cascade", false));
-    if (outcome.failed()) {
-      HttpStatus status = outcome.error().contains("does not exist") || outcome.error().contains("not a materialized view")
-          ? HttpStatus.NOT_FOUND : HttpStatus.INTERNAL_SERVER_ERROR;
-      error(ctx, status, outcome.error());
-      return;
+    switch (outcome.result()) {
+      case REFRESHED:
+        break;
+      case INVALID_NAME:
+        throw badRequest(outcome.error());
+      case NO_SUCH_VIEW:
+        throw new BadRequest(HttpStatus.NOT_FOUND, outcome.error());
+      default:
+        error(ctx, HttpStatus.INTERNAL_SERVER_ERROR, outcome.error());
+        return;
     }
     List<Map<String, Object>> refreshed = new ArrayList<>();
     outcome.refreshed().forEach(row -> refreshed.add(jsonValues(row)));

@@ -1,11 +1,13 @@
 package io.floe.server;
 
+import io.floe.FloeException;
 import io.floe.cli.output.FailureLine;
 import io.floe.refresh.RefreshOutcome;
 import io.floe.refresh.RefreshRun;
 import io.floe.refresh.RefreshStatus;
 import io.floe.refresh.RefreshTrigger;
 import io.floe.schedule.PlannedRefresh;
+import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.refresh.GraphRefresh;
@@ -18,6 +20,7 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,11 +33,18 @@ import org.slf4j.LoggerFactory;
 final class ScheduledRefresh {
   private static final Logger LOG = LoggerFactory.getLogger(ScheduledRefresh.class);
 
-  /** What one refresh statement did: its result rows as column → value, or its error. */
-  record Outcome(String mv, List<Map<String, Object>> refreshed, String error) {
-    boolean failed() {
-      return error != null;
-    }
+  /** What one refresh asked for over the API did: its result rows as column → value, or why it did not. */
+  record Outcome(String mv, Result result, List<Map<String, Object>> refreshed, String error) {}
+
+  /** How a refresh asked for over the API ended. */
+  enum Result {
+    REFRESHED,
+    /** The name is not a name: nothing ran and nothing was counted. */
+    INVALID_NAME,
+    /** The name is no materialized view (nothing by that name, a table, a plain view): nothing ran and nothing was counted. */
+    NO_SUCH_VIEW,
+    /** The refresh ran and failed; counted as a failed refresh of the view. */
+    FAILED
   }
 
   private final SparkSession spark;
@@ -95,14 +105,33 @@ final class ScheduledRefresh {
   /**
    * A refresh asked for by a user, run as the {@code REFRESH MATERIALIZED VIEW} statement with its
    * {@code FULL} and {@code CASCADE}, so that it reports and records exactly what the statement does.
+   * The name is resolved first, as the statement resolves it: a name of no materialized view runs
+   * and counts nothing, and the metrics of a refresh that runs name the view by its qualified name.
    */
   Outcome refreshNow(String mv, boolean full, boolean cascade) {
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(classic());
+    List<String> parts;
+    try {
+      parts = Scala.list(classic().sessionState().sqlParser().parseMultipartIdentifier(mv));
+    } catch (ParseException e) {
+      LOG.info("Not refreshing '{}': not a name: {}", mv, FailureLine.of(e));
+      return new Outcome(mv, Result.INVALID_NAME, List.of(),
+          "Invalid materialized view name '" + mv + "': " + FailureLine.of(e));
+    }
+    MaterializedView view;
+    try {
+      view = catalog.loadExisting(catalog.resolve(parts, null, null), "refresh");
+    } catch (FloeException e) { // not an Iceberg catalog, nothing by that name, a table or a plain view
+      LOG.info("Not refreshing {}: {}", mv, e.getMessage());
+      return new Outcome(mv, Result.NO_SUCH_VIEW, List.of(), FailureLine.of(e));
+    }
+    String name = view.name().toString();
     String options = (full ? " FULL" : "") + (cascade ? " CASCADE" : "");
     String trigger = propertyValue(RefreshTrigger.MANUAL);
-    LOG.info("Refreshing {}{} (trigger {})", mv, options, trigger);
+    LOG.info("Refreshing {}{} (trigger {})", name, options, trigger);
     try {
       List<Map<String, Object>> refreshed = new ArrayList<>();
-      for (Row row : spark.sql("REFRESH MATERIALIZED VIEW " + mv + options).collectAsList()) {
+      for (Row row : spark.sql("REFRESH MATERIALIZED VIEW " + view.name().quoted() + options).collectAsList()) {
         Map<String, Object> values = new LinkedHashMap<>();
         Arrays.stream(row.schema().fieldNames()).forEach(f -> values.put(f, row.getAs(f)));
         refreshed.add(values);
@@ -110,11 +139,11 @@ final class ScheduledRefresh {
             String.valueOf(values.get("refresh_type")), trigger, number(values.get("duration_ms")),
             number(values.get("rows_read")), number(values.get("rows_written")));
       }
-      return new Outcome(mv, refreshed, null);
+      return new Outcome(name, Result.REFRESHED, refreshed, null);
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
-      LOG.error("Refresh of {} ({}) failed", mv, trigger, e);
-      metrics.refreshFailed(mv, trigger);
-      return new Outcome(mv, List.of(), FailureLine.of(e));
+      LOG.error("Refresh of {} ({}) failed", name, trigger, e);
+      metrics.refreshFailed(name, trigger);
+      return new Outcome(name, Result.FAILED, List.of(), FailureLine.of(e));
     }
   }
 

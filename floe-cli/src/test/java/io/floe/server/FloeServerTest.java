@@ -258,6 +258,38 @@ class FloeServerTest {
   }
 
   @Test
+  void refreshOfSomethingThatIsNoViewCountsNoRefreshAndARealFailureCountsUnderTheQualifiedName() throws Exception {
+    spark.sql("CREATE TABLE " + q("plain") + " (v INT)");
+    String unqualified = ns + ".plain";
+    Http.Response table = Http.post(base, "/api/materialized-views/" + unqualified + "/refresh", "");
+    assertThat(table.status()).as(table.body()).isEqualTo(404);
+    assertThat(json(table).path("error").asText()).contains(q("plain")).contains("not a materialized view");
+    Http.Response missing = Http.post(base, "/api/materialized-views/" + q("nosuch") + "/refresh", "");
+    assertThat(missing.status()).as(missing.body()).isEqualTo(404);
+    Http.Response otherCatalog = Http.post(base, "/api/materialized-views/nocatalog." + ns + ".nosuch/refresh", "");
+    assertThat(otherCatalog.status()).as(otherCatalog.body()).isEqualTo(404);
+    assertThat(server.metrics().scrape()).doesNotContain("plain\"").doesNotContain("nosuch\"");
+    Http.Response notAName = Http.post(base, "/api/materialized-views/" + ns + ".a%20b/refresh", "");
+    assertThat(notAName.status()).as(notAName.body()).isEqualTo(400);
+    assertThat(json(notAName).path("error").asText()).contains("Invalid materialized view name");
+    assertThat(server.metrics().scrape()).doesNotContain("a b\"");
+
+    // A view whose refresh fails is counted, by its qualified name however it was asked for.
+    spark.sql("CREATE TABLE " + q("f_src") + " (v INT)");
+    spark.sql("INSERT INTO " + q("f_src") + " VALUES (1)");
+    spark.sql("CREATE MATERIALIZED VIEW " + q("f_mv") + " AS "
+        + "SELECT CASE WHEN v < 0 THEN raise_error('negative v') ELSE v END AS v FROM " + q("f_src"));
+    spark.sql("INSERT INTO " + q("f_src") + " VALUES (-1)");
+    Http.Response failed = Http.post(base, "/api/materialized-views/" + ns + ".f_mv/refresh", "");
+    assertThat(failed.status()).as(failed.body()).isEqualTo(500);
+    assertThat(json(failed).path("error").asText()).contains(q("f_mv")).contains("negative v");
+    assertThat(server.metrics().scrape())
+        .contains("floe_refresh_failures_total{mv=\"" + q("f_mv") + "\"} 1.0")
+        .contains("floe_refreshes_total{mv=\"" + q("f_mv") + "\",status=\"failure\",trigger=\"manual\",type=\"none\"} 1.0")
+        .doesNotContain("mv=\"" + ns + ".f_mv\"");
+  }
+
+  @Test
   void sqlAnswersColumnsAndRowsAsTextAndErrorsAs400() throws Exception {
     Http.Response ok = Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1 AS one, CAST(NULL AS STRING) AS nothing\"}");
     assertThat(ok.status()).isEqualTo(200);
