@@ -75,7 +75,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     MaterializedView created = catalog.loadExisting(name, "refresh");
     List<Row> result;
     try {
-      result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, false)));
+      // A replacement recomputes in full: Iceberg reuses the version id of an equal definition,
+      // so a replacement that changes only expectations would otherwise find nothing changed.
+      result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, existing.isPresent())));
     } catch (RuntimeException e) {
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
       // replacement puts the view back as it was, with its rows.

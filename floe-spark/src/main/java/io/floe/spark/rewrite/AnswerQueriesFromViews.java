@@ -147,6 +147,11 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
         if (!c.sourceTables().equals(query.tables().keySet())) {
           continue;
         }
+        Optional<String> dropsRows = CandidateIndex.dropsRows(c.mv());
+        if (dropsRows.isPresent()) {
+          report.rejected(c.name(), dropsRows.get());
+          continue;
+        }
         Map<String, String> differing = io.floe.spark.mv.DefinitionSettings.differing(spark, c.mv());
         if (!differing.isEmpty()) {
           // Its rows mean what its definition says under those settings, not under this session's.

@@ -105,18 +105,23 @@ final class CandidateIndex {
         candidate.mv(), candidate.storage(), candidate.lastRefresh(), candidate.sourceTables(), result.block(), result.reason());
   }
 
-  private static QueryBlock.Result analyze(SparkSession spark, MaterializedView mv) {
+  /**
+   * Why {@code mv} cannot answer queries over its sources whatever its definition: its expectations
+   * drop rows (ON VIOLATION DROP ROW), so its rows are fewer than its definition gives. Read from
+   * the view's properties each time: a replacement that adds expectations may keep the version id.
+   */
+  static Optional<String> dropsRows(MaterializedView mv) {
     List<String> dropping =
         mv.expectations().stream()
             .filter(e -> e.onViolation() == io.floe.mv.OnViolation.DROP_ROW)
             .map(io.floe.sql.Expectation::name)
             .toList();
-    if (!dropping.isEmpty()) {
-      // Its rows are the definition's rows less those the constraints reject: not what a query over
-      // the sources gives.
-      return new QueryBlock.Result(
-          Optional.empty(), "its expectations " + String.join(", ", dropping) + " drop rows (ON VIOLATION DROP ROW)");
-    }
+    return dropping.isEmpty()
+        ? Optional.empty()
+        : Optional.of("its expectations " + String.join(", ", dropping) + " drop rows (ON VIOLATION DROP ROW)");
+  }
+
+  private static QueryBlock.Result analyze(SparkSession spark, MaterializedView mv) {
     try {
       SourcePinning pinning = new SourcePinning(spark);
       LogicalPlan parsed = pinning.parse(mv.query());

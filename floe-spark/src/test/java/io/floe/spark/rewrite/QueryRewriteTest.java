@@ -218,6 +218,13 @@ class QueryRewriteTest extends RewriteTestSupport {
     // An expectation that only counts keeps every row: that view may answer.
     sql("CREATE MATERIALIZED VIEW counted (CONSTRAINT has_tip EXPECT (tip IS NOT NULL)) AS SELECT id, city, tip FROM trips");
     assertAnsweredBy("SELECT id, city, tip FROM trips WHERE id > 0 AND tip IS NULL", "counted");
+
+    // Replaced with the same query and a dropping expectation: recomputed without the rejected
+    // rows, and no longer used, though the view may keep its version id.
+    sql("CREATE OR REPLACE MATERIALIZED VIEW counted (CONSTRAINT has_tip EXPECT (tip IS NOT NULL) ON VIOLATION DROP ROW)"
+        + " AS SELECT id, city, tip FROM trips");
+    assertThat(sql("SELECT * FROM " + q("counted"))).hasSize(4);
+    assertNotAnswered("SELECT id, city, tip FROM trips WHERE id > 0 AND tip IS NULL");
   }
 
   @Test
