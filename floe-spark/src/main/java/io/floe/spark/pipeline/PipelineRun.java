@@ -161,6 +161,7 @@ public final class PipelineRun {
           }
         } catch (RuntimeException e) {
           LOG.error("Pipeline {}: dataset {} failed", project.spec().name(), dataset.name(), e);
+          Optional.ofNullable(pendingReplacements.remove(dataset.name())).ifPresent(replaced -> replaced.restore(e));
           outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.FAILED, Optional.empty(), e.getMessage()));
           emit(dataset.name(), PipelineEvent.State.FAILED, e.getMessage());
         }
@@ -168,11 +169,13 @@ public final class PipelineRun {
       refreshViews(catalog, graph, applied, selected, full, refreshRun, outcomes);
       removed(catalog, graph, outcomes);
       return new PipelineRunResult(project.spec().name(), new ArrayList<>(outcomes.values()), System.currentTimeMillis() - start);
-    } finally {
-      // A run that stopped before refreshing a replaced view puts the view back as it was.
-      pendingReplacements.forEach((name, replaced) -> replaced.restore(
-          new FloeException("Pipeline " + project.spec().name() + " stopped before refreshing " + name)));
+    } catch (RuntimeException e) {
+      // A run that stopped before a replaced view's refresh committed puts the view back as it
+      // was; what cannot be put back is told with the failure.
+      pendingReplacements.values().forEach(replaced -> replaced.restore(e));
       pendingReplacements.clear();
+      throw e;
+    } finally {
       restoreSettings(previous);
     }
   }
@@ -245,12 +248,23 @@ public final class PipelineRun {
         GraphRefresh.of(spark)
             .targets(targets)
             .downstream(false)
-            .fullRefreshOf(full)
+            // A replaced view recomputes in full, as CREATE OR REPLACE does.
+            .fullRefreshOf(java.util.stream.Stream.concat(full.stream(), applied.entrySet().stream()
+                    .filter(e -> e.getValue() == PipelineEvent.State.REPLACED).map(Map.Entry::getKey))
+                .collect(java.util.stream.Collectors.toSet()))
             .run(refreshRun)
             .listener(new RefreshListener() {
               @Override
               public void started(String materializedView) {
                 emit(materializedView, PipelineEvent.State.REFRESHING, "");
+              }
+
+              @Override
+              public void finished(RefreshOutcome outcome) {
+                // Committed: the replaced storage can go now, whatever happens to the rest of the run.
+                if (outcome.status() == RefreshStatus.SUCCEEDED) {
+                  Optional.ofNullable(pendingReplacements.remove(outcome.materializedView())).ifPresent(ReplacedView::commit);
+                }
               }
             })
             .refresh();
@@ -258,9 +272,7 @@ public final class PipelineRun {
       String name = outcome.materializedView();
       PipelineEvent.State before = applied.getOrDefault(name, PipelineEvent.State.UNCHANGED);
       ReplacedView replaced = pendingReplacements.remove(name);
-      if (replaced != null && outcome.status() == RefreshStatus.SUCCEEDED) {
-        replaced.commit();
-      } else if (replaced != null) {
+      if (replaced != null && outcome.status() != RefreshStatus.SUCCEEDED) {
         // A replacement whose first refresh failed, or was skipped, keeps what the view was.
         FloeException failure = new FloeException(
             CreateMaterializedViewCommand.replacementFailed(resolve(catalog, graph.datasets().get(name)), outcome.message()));
