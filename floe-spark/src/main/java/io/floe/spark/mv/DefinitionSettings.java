@@ -77,16 +77,43 @@ public final class DefinitionSettings {
     return recorded;
   }
 
-  /** The recorded settings of {@code mv} that {@code spark} has another value for. */
+  /**
+   * The settings {@code spark} must change to run {@code mv}'s definition as it was created: each
+   * recorded setting it has another value for, and each setting it set that the view did not
+   * record, which maps to null (unset: its default, as the creating session had it). Empty for a
+   * view created before Floe recorded settings.
+   */
   public static Map<String, String> differing(SparkSession spark, MaterializedView mv) {
+    Map<String, String> recorded = of(mv);
     Map<String, String> differing = new TreeMap<>();
-    of(mv).forEach((key, value) -> {
+    if (recorded.isEmpty()) {
+      return differing;
+    }
+    recorded.forEach((key, value) -> {
       if (!Objects.equals(current(spark, key), value)) {
         differing.put(key, value);
       }
     });
+    capture(spark).forEach((property, value) -> {
+      String key = property.substring(PREFIX.length());
+      if (!recorded.containsKey(key) && !isDefault(key, value)) {
+        differing.put(key, null);
+      }
+    });
     return differing;
   }
+
+  /** Whether {@code value} is Spark's default for {@code key}: setting it changes nothing. */
+  private static boolean isDefault(String key, String value) {
+    try {
+      return value.equals(DEFAULTS.getConfString(key));
+    } catch (java.util.NoSuchElementException e) {
+      return false;
+    }
+  }
+
+  /** Settings nobody set: each key's default. */
+  private static final org.apache.spark.sql.internal.SQLConf DEFAULTS = new org.apache.spark.sql.internal.SQLConf();
 
   /** The value {@code key} has in {@code spark}, its default when unset; null for an unset key Spark does not know. */
   private static String current(SparkSession spark, String key) {
@@ -104,7 +131,7 @@ public final class DefinitionSettings {
       if (text.length() > 0) {
         text.append(", ");
       }
-      text.append(key).append('=').append(value).append(" (here: ")
+      text.append(key).append('=').append(value == null ? "unset" : value).append(" (here: ")
           .append(Objects.requireNonNullElse(current(spark, key), "unset")).append(')');
     });
     return text.toString();
@@ -116,10 +143,40 @@ public final class DefinitionSettings {
    * threads that share it.
    */
   public static SparkSession sessionWith(SparkSession spark, Map<String, String> differing) {
-    SparkSession copy = spark.cloneSession();
-    differing.forEach((key, value) -> copy.sessionState().conf().setConfString(key, value));
-    return copy;
+    // One copy per session and settings, reused: a copy starts catalogs of its own, which are
+    // never closed. A change of the session's settings makes a new copy.
+    Map<String, String> key = new TreeMap<>();
+    scala.collection.Iterator<scala.Tuple2<String, String>> all = spark.sessionState().conf().getAllConfs().iterator();
+    while (all.hasNext()) {
+      scala.Tuple2<String, String> entry = all.next();
+      key.put(entry._1(), entry._2());
+    }
+    differing.forEach((k, v) -> key.put("\u0000" + k, String.valueOf(v)));
+    synchronized (COPIES) {
+      Map<Map<String, String>, SparkSession> copies = COPIES.computeIfAbsent(spark, s -> new java.util.LinkedHashMap<>(4, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Map<String, String>, SparkSession> eldest) {
+          return size() > MAX_COPIES;
+        }
+      });
+      return copies.computeIfAbsent(key, k -> {
+        SparkSession copy = spark.cloneSession();
+        differing.forEach((name, value) -> {
+          if (value == null) {
+            copy.sessionState().conf().unsetConf(name);
+          } else {
+            copy.sessionState().conf().setConfString(name, value);
+          }
+        });
+        return copy;
+      });
+    }
   }
+
+  private static final int MAX_COPIES = 8;
+
+  /** Copies of a session with other settings, by the session and all of the copy's settings. */
+  private static final Map<SparkSession, Map<Map<String, String>, SparkSession>> COPIES = new java.util.WeakHashMap<>();
 
   /**
    * Runs {@code work} with {@code session} as this thread's active session: Spark's parser builds

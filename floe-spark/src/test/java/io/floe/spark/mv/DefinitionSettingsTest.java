@@ -66,6 +66,24 @@ class DefinitionSettingsTest extends MvTestSupport {
   }
 
   @Test
+  void aSettingTheRefreshingSessionSetAndTheCreatingOneDidNotIsUnsetForTheRefresh() {
+    sql("CREATE TABLE words (w STRING) USING iceberg");
+    sql("INSERT INTO words VALUES ('a')");
+    sql("CREATE MATERIALIZED VIEW lengths AS SELECT w, length(w) AS n FROM words");
+
+    spark.conf().set("spark.sql.caseSensitive", "true");
+    try {
+      assertThat(explained("lengths")).anySatisfy(line -> assertThat(line)
+          .contains("refreshes under the settings it was created with: spark.sql.caseSensitive=unset (here: true)"));
+      sql("INSERT INTO words VALUES ('bb')");
+      assertThat(sql("REFRESH MATERIALIZED VIEW lengths").get(0).getString(1)).isEqualTo("INCREMENTAL");
+      assertThat(sql("SELECT n FROM lengths ORDER BY n")).extracting(r -> r.getInt(0)).containsExactly(1, 2);
+    } finally {
+      spark.conf().unset("spark.sql.caseSensitive");
+    }
+  }
+
+  @Test
   void theRecordedSettingsCannotBeChangedByHand() {
     sql("CREATE TABLE t (a INT) USING iceberg");
     sql("CREATE MATERIALIZED VIEW v AS SELECT a FROM t");
