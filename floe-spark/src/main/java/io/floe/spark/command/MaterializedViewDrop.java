@@ -27,7 +27,7 @@ final class MaterializedViewDrop {
    * drops, readers before what they read.
    */
   static List<MaterializedView> readersFirst(MaterializedViewCatalog catalog, String catalogName, Set<String> names) {
-    Map<String, MaterializedView> all = catalog.byNameWithOtherCatalogs(catalogName);
+    Map<String, MaterializedView> all = catalog.byNameWithOtherCatalogs(catalogName, true);
     DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(all.values());
     Set<String> dropped = new HashSet<>();
     for (String name : names) {

@@ -48,7 +48,7 @@ public final class RefreshMaterializedViewCommand extends FloeCommand<RefreshMat
 
   /** Every MV reading {@code mv} transitively, each after the MVs it reads. */
   static List<MaterializedView> downstreamInOrder(MaterializedViewCatalog catalog, MaterializedView mv) {
-    Map<String, MaterializedView> all = catalog.byNameWithOtherCatalogs(mv.name().catalogName());
+    Map<String, MaterializedView> all = catalog.byNameWithOtherCatalogs(mv.name().catalogName(), true);
     DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(all.values());
     List<String> readers = graph.allReadersOf(mv.name().toString());
     List<MaterializedView> ordered = new ArrayList<>();

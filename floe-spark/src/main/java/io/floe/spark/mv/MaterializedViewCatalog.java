@@ -261,8 +261,16 @@ public final class MaterializedViewCatalog {
    * Iceberg catalog of the session (an MV may read another catalog's tables and views).
    */
   public List<MaterializedView> readersOf(ResolvedName source) {
+    return readersOf(source, true);
+  }
+
+  /**
+   * As {@link #readersOf(ResolvedName)}; {@code strict} false passes over another catalog that
+   * cannot be listed (for work that can do without its readers), instead of failing.
+   */
+  public List<MaterializedView> readersOf(ResolvedName source, boolean strict) {
     List<MaterializedView> readers = new ArrayList<>();
-    for (MaterializedView mv : byNameWithOtherCatalogs(source.catalogName()).values()) {
+    for (MaterializedView mv : byNameWithOtherCatalogs(source.catalogName(), strict).values()) {
       if (mv.sourceNames().contains(source.toString())) {
         readers.add(mv);
       }
@@ -272,10 +280,12 @@ public final class MaterializedViewCatalog {
 
   /**
    * Every materialized view of {@code catalogName} and of the session's other Iceberg catalogs, by
-   * full name: the views that may read one of {@code catalogName}'s. Another catalog that cannot
-   * be listed is logged and passed over.
+   * full name: the views that may read one of {@code catalogName}'s.
+   *
+   * @param strict whether another catalog that cannot be listed fails the call (a refusal that
+   *     must see every reader) or is logged and passed over (work that can do without them)
    */
-  public Map<String, MaterializedView> byNameWithOtherCatalogs(String catalogName) {
+  public Map<String, MaterializedView> byNameWithOtherCatalogs(String catalogName, boolean strict) {
     Map<String, MaterializedView> views = byName(catalogName);
     for (String other : icebergCatalogNames()) {
       if (other.equals(catalogName)) {
@@ -284,6 +294,10 @@ public final class MaterializedViewCatalog {
       try {
         views.putAll(byName(other));
       } catch (RuntimeException e) {
+        if (strict) {
+          throw new FloeException("Cannot tell which materialized views of catalog " + other + " read " + catalogName
+              + "'s tables and views: " + e.getMessage(), e);
+        }
         org.slf4j.LoggerFactory.getLogger(MaterializedViewCatalog.class)
             .warn("Cannot list the materialized views of catalog {}; those reading {}'s are not found", other, catalogName, e);
       }
@@ -301,6 +315,16 @@ public final class MaterializedViewCatalog {
         names.add(key.substring(prefix.length()));
       }
     });
-    return names.stream().filter(name -> icebergCatalog(name).isPresent()).toList();
+    // By the configured class first: starting a catalog that is not Iceberg's only to learn so costs.
+    return names.stream().filter(name -> isIcebergClass(spark.conf().get(prefix + name))).filter(name -> icebergCatalog(name).isPresent()).toList();
+  }
+
+  private static boolean isIcebergClass(String className) {
+    try {
+      return HasIcebergCatalog.class.isAssignableFrom(
+          Class.forName(className, false, Thread.currentThread().getContextClassLoader()));
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 }

@@ -176,7 +176,7 @@ public final class GraphRefresh {
     Map<String, MaterializedView> views = new LinkedHashMap<>();
     for (String catalogName : catalogs) {
       // A reader downstream may be another catalog's MV.
-      views.putAll(downstream ? catalog.byNameWithOtherCatalogs(catalogName) : catalog.byName(catalogName));
+      views.putAll(downstream ? catalog.byNameWithOtherCatalogs(catalogName, false) : catalog.byName(catalogName));
     }
     DependencyGraph<String> graph = MaterializedViewCatalog.dependencies(views.values());
     views.putAll(targets);

@@ -141,7 +141,7 @@ public final class StorageRetention {
   private long oldestNeededByReaders(MaterializedView mv, Table storage) {
     long oldest = Long.MAX_VALUE;
     String uuid = storage.uuid().toString();
-    for (MaterializedView reader : catalog.readersOf(mv.name())) {
+    for (MaterializedView reader : catalog.readersOf(mv.name(), false)) {
       Optional<RefreshState> state = reader.refreshState(reader.storageTable());
       if (state.isEmpty()) {
         continue;
