@@ -46,6 +46,10 @@ final class Scheduler {
   /** Looks at every view and runs the due refreshes. */
   List<RefreshOutcome> poll(BooleanSupplier stopping) {
     List<ViewStatus> current = views.scan();
+    // A view dropped (and perhaps created again) starts its schedule over.
+    java.util.Set<String> listed = new java.util.HashSet<>();
+    current.forEach(view -> listed.add(view.name()));
+    lastScheduled.keySet().retainAll(listed);
     metrics.observe(current);
     List<PlannedRefresh> round = planner.dueRefreshes(current.stream().map(this::scheduledView).toList());
     if (round.isEmpty()) {
@@ -89,7 +93,8 @@ final class Scheduler {
   private ScheduledView scheduledView(ViewStatus view) {
     Optional<Instant> lastRefresh = view.lastRefresh();
     Instant scheduled = lastScheduled.get(view.name());
-    if (scheduled != null && (lastRefresh.isEmpty() || scheduled.isAfter(lastRefresh.get()))) {
+    // Only beside a refresh the storage records: a view that was never refreshed is due at once.
+    if (scheduled != null && lastRefresh.isPresent() && scheduled.isAfter(lastRefresh.get())) {
       lastRefresh = Optional.of(scheduled);
     }
     return new ScheduledView(view.name(), view.error().isPresent() ? Optional.empty() : view.schedule(),

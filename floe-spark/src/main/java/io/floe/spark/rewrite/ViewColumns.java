@@ -27,6 +27,21 @@ final class ViewColumns {
   /**
    * @param storage the storage read's attributes by column name, as the view names its columns
    */
+  /**
+   * The storage column of view column {@code name}: the one of that exact name, else the only one
+   * of that name in another case (a replacement that changed only a column name's case keeps its
+   * storage table and the column's old spelling there).
+   */
+  private static Attribute storageColumn(Map<String, Attribute> storage, String name) {
+    Attribute exact = storage.get(name);
+    if (exact != null) {
+      return exact;
+    }
+    List<Attribute> other = storage.entrySet().stream()
+        .filter(e -> e.getKey().equalsIgnoreCase(name)).map(Map.Entry::getValue).toList();
+    return other.size() == 1 ? other.get(0) : null;
+  }
+
   ViewColumns(QueryBlock definition, StorageLayout layout, List<String> viewColumns, Map<String, Attribute> storage) {
     this.definition = definition;
     this.layout = layout;
@@ -34,7 +49,7 @@ final class ViewColumns {
     this.columns = new ArrayList<>();
     this.keys = new ArrayList<>();
     for (int i = 0; i < viewColumns.size(); i++) {
-      Attribute attribute = storage.get(viewColumns.get(i));
+      Attribute attribute = storageColumn(storage, viewColumns.get(i));
       if (attribute == null) {
         continue;
       }
