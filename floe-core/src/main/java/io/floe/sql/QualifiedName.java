@@ -1,5 +1,6 @@
 package io.floe.sql;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -27,6 +28,78 @@ public record QualifiedName(List<String> parts) {
     /** A name from its unquoted parts, outermost first. */
     public static QualifiedName of(String... parts) {
         return new QualifiedName(List.of(parts));
+    }
+
+    /**
+     * Reads a name written by {@link #toString}: parts separated by {@code .}, a part in backticks
+     * taken literally (a dot inside it included, {@code ``} standing for one backtick). An unquoted
+     * part is taken as written up to the next {@code .}, so a plain {@code namespace.name} written
+     * before names were quoted reads as it always did.
+     *
+     * @throws IllegalArgumentException when the text is not such a name
+     */
+    public static QualifiedName parse(String text) {
+        List<QualifiedName> names = parseList(text, '.');
+        return names.get(0);
+    }
+
+    /**
+     * Reads names written by {@link #toString} and joined by {@code ,}: a comma inside backticks
+     * belongs to its part.
+     *
+     * @throws IllegalArgumentException when the text is not such a list
+     */
+    public static List<QualifiedName> parseList(String text) {
+        return parseList(text, ',');
+    }
+
+    /** The names in {@code text}, separated by {@code separator}, or one name when it is {@code .}. */
+    private static List<QualifiedName> parseList(String text, char separator) {
+        Objects.requireNonNull(text, "text");
+        List<QualifiedName> names = new ArrayList<>();
+        List<String> parts = new ArrayList<>();
+        int i = 0;
+        while (true) {
+            StringBuilder part = new StringBuilder();
+            if (i < text.length() && text.charAt(i) == '`') {
+                i++;
+                while (true) {
+                    if (i >= text.length()) {
+                        throw new IllegalArgumentException("Unterminated `quoted` part in name: " + text);
+                    }
+                    char c = text.charAt(i++);
+                    if (c == '`') {
+                        if (i < text.length() && text.charAt(i) == '`') {
+                            i++;
+                        } else {
+                            break;
+                        }
+                    }
+                    part.append(c);
+                }
+                if (i < text.length() && text.charAt(i) != '.' && text.charAt(i) != separator) {
+                    throw new IllegalArgumentException("Expected '.' after a `quoted` part in name: " + text);
+                }
+            } else {
+                while (i < text.length() && text.charAt(i) != '.' && text.charAt(i) != separator) {
+                    part.append(text.charAt(i++));
+                }
+            }
+            if (part.length() == 0) {
+                throw new IllegalArgumentException("Empty part in name: " + text);
+            }
+            parts.add(part.toString());
+            if (i < text.length() && text.charAt(i) == '.') {
+                i++;
+                continue;
+            }
+            names.add(new QualifiedName(parts));
+            parts = new ArrayList<>();
+            if (i >= text.length()) {
+                return names;
+            }
+            i++; // the separator
+        }
     }
 
     /** The last part: the object's own name. */
