@@ -11,6 +11,7 @@ import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.refresh.GraphRefresh;
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -67,7 +68,7 @@ final class ScheduledRefresh {
     for (PlannedRefresh planned : round) {
       LOG.info("Due: {} ({})", planned.name(), planned.reason());
       try {
-        due.add(catalog.loadExisting(catalog.resolve(List.of(planned.name().split("\\.")), null, null), "refresh"));
+        due.add(catalog.loadExisting(catalog.resolve(QualifiedName.parse(planned.name()).parts(), null, null), "refresh"));
       } catch (RuntimeException e) { // dropped since the poll read it
         LOG.warn("Cannot refresh {}: {}", planned.name(), FailureLine.of(e));
         unreadable.add(RefreshOutcome.failed(planned.name(), e));

@@ -1,5 +1,7 @@
 package io.floe.mv;
 
+import io.floe.sql.QualifiedName;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -78,9 +80,14 @@ public final class SourceState {
     return name;
   }
 
-  /** The dotted name, namespace first. */
+  /**
+   * The dotted name, namespace first, a part backtick-quoted when it is not a plain identifier (so
+   * that {@code a.b} the namespace level is told apart from {@code a} and {@code b}).
+   */
   public String qualifiedName() {
-    return namespace.isEmpty() ? name : String.join(".", namespace) + "." + name;
+    List<String> parts = new ArrayList<>(namespace);
+    parts.add(name);
+    return new QualifiedName(parts).toString();
   }
 
   public String uuid() {

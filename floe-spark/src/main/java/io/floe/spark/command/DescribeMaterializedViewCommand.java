@@ -57,7 +57,7 @@ public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeR
     rows.add(RowFactory.create("", "", ""));
     rows.add(RowFactory.create("# Materialized View Information", "", ""));
     add(rows, "Catalog", mv.name().catalogName());
-    add(rows, "Namespace", String.join(".", mv.name().namespace()));
+    add(rows, "Namespace", mv.name().namespaceText());
     add(rows, "Name", mv.name().name());
     add(rows, "Type", mv.managed() ? "MANAGED MATERIALIZED VIEW" : "MATERIALIZED VIEW");
     add(rows, "Comment", mv.comment().orElse(null));

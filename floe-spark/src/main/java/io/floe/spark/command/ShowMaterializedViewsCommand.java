@@ -60,14 +60,14 @@ public final class ShowMaterializedViewsCommand extends FloeCommand<ShowMaterial
         Optional<Snapshot> last = MaterializedView.lastRefreshSnapshot(storage);
         rows.add(
             RowFactory.create(
-                String.join(".", namespace),
+                mv.name().namespaceText(),
                 mv.name().name(),
                 last.map(s -> s.summary().get(io.floe.mv.MaterializedViewProperties.SUMMARY_REFRESH_TYPE)).orElse(null),
                 mv.refreshState(storage).map(RefreshState::refreshStartTimestampMs).map(DescribeMaterializedViewCommand::formatTime).orElse(null),
                 freshness.evaluate(mv).describe(),
                 schedule));
       } catch (Exception e) { // one view whose state cannot be read does not hide the others
-        rows.add(RowFactory.create(String.join(".", namespace), mv.name().name(), null, null,
+        rows.add(RowFactory.create(mv.name().namespaceText(), mv.name().name(), null, null,
             "UNKNOWN: cannot read its state: " + io.floe.ErrorMessages.firstLineOf(e), schedule));
       }
     }

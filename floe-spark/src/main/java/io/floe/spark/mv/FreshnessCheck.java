@@ -5,6 +5,7 @@ import io.floe.mv.Freshness;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.SourceState;
 import io.floe.spark.capture.ChangeCapture;
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -66,15 +67,17 @@ public final class FreshnessCheck {
    * @throws FloeException naming the catalog when the source's catalog is not configured here
    */
   private ResolvedName locate(MaterializedView mv, SourceState state) {
-    String name = state.qualifiedName();
-    List<String> suffixes = new ArrayList<>(List.of("." + name));
-    if (name.endsWith(MaterializedViewProperties.STORAGE_TABLE_SUFFIX)) {
-      suffixes.add("." + name.substring(0, name.length() - MaterializedViewProperties.STORAGE_TABLE_SUFFIX.length()));
+    List<List<String>> candidates = new ArrayList<>();
+    candidates.add(inCatalog(state.namespace(), state.name()));
+    String suffix = MaterializedViewProperties.STORAGE_TABLE_SUFFIX;
+    if (state.name().endsWith(suffix)) {
+      candidates.add(inCatalog(state.namespace(), state.name().substring(0, state.name().length() - suffix.length())));
     }
-    for (String suffix : suffixes) {
-      for (String source : mv.sourceNames()) {
-        if (source.endsWith(suffix)) {
-          String catalogName = source.substring(0, source.length() - suffix.length());
+    for (List<String> candidate : candidates) {
+      for (QualifiedName source : mv.sources()) {
+        List<String> parts = source.parts();
+        if (parts.size() == candidate.size() + 1 && parts.subList(1, parts.size()).equals(candidate)) {
+          String catalogName = parts.get(0);
           Catalog found = catalog.icebergCatalog(catalogName).orElseThrow(() -> new FloeException(
               "Materialized view " + mv + " reads " + source + ", and catalog " + catalogName + " is not configured here"));
           return new ResolvedName(catalogName, found, identifier(state));
@@ -82,6 +85,12 @@ public final class FreshnessCheck {
       }
     }
     return mv.name().withIdentifier(identifier(state));
+  }
+
+  private static List<String> inCatalog(List<String> namespace, String name) {
+    List<String> parts = new ArrayList<>(namespace);
+    parts.add(name);
+    return parts;
   }
 
   private static TableIdentifier identifier(SourceState state) {

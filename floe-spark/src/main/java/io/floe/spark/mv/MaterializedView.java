@@ -6,11 +6,13 @@ import io.floe.mv.RefreshPolicy;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.schedule.Schedule;
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -34,7 +36,10 @@ public final class MaterializedView {
    */
   public static final String QUERY_COLUMN_NAMES = "spark.query-column-names";
 
-  /** View property: the definition's sources, comma-separated {@code catalog.namespace.name}. */
+  /**
+   * View property: the definition's sources, comma-separated {@code catalog.namespace.name}, each
+   * part backtick-quoted when it is not a plain identifier (as {@link ResolvedName#toString}).
+   */
   public static final String SOURCES = "floe.sources";
 
   private final ResolvedName name;
@@ -44,9 +49,15 @@ public final class MaterializedView {
   MaterializedView(ResolvedName name, View view) {
     this.name = name;
     this.view = view;
-    this.storageName =
-        name.withIdentifier(
-            ResolvedName.parseInCatalog(view.properties().get(MaterializedViewProperties.STORAGE_TABLE)));
+    String storage = view.properties().get(MaterializedViewProperties.STORAGE_TABLE);
+    try {
+      this.storageName = name.withIdentifier(ResolvedName.parseInCatalog(storage));
+    } catch (IllegalArgumentException e) {
+      throw new FloeException(
+          "Materialized view " + name + " has an unreadable " + MaterializedViewProperties.STORAGE_TABLE
+              + " property '" + storage + "': " + e.getMessage(),
+          e);
+    }
   }
 
   static boolean isMaterializedView(View view) {
@@ -157,13 +168,26 @@ public final class MaterializedView {
     return Boolean.parseBoolean(view.properties().get(MaterializedViewProperties.MANAGED));
   }
 
-  /** The sources the current definition reads, as fully qualified names. */
+  /**
+   * The sources the current definition reads, as fully qualified names in the form of {@link
+   * ResolvedName#toString}; a plain name stored unquoted by older versions comes back in that form.
+   */
   public List<String> sourceNames() {
+    return sources().stream().map(QualifiedName::toString).collect(Collectors.toCollection(ArrayList::new));
+  }
+
+  /** The sources the current definition reads, {@code catalog}, namespace levels and name each. */
+  public List<QualifiedName> sources() {
     String sources = view.properties().get(SOURCES);
     if (sources == null || sources.isBlank()) {
       return List.of();
     }
-    return new ArrayList<>(Arrays.asList(sources.split(",")));
+    try {
+      return QualifiedName.parseList(sources);
+    } catch (IllegalArgumentException e) {
+      throw new FloeException(
+          "Materialized view " + name + " has an unreadable " + SOURCES + " property: " + e.getMessage(), e);
+    }
   }
 
   /** The refresh state of the storage table's last refresh ({@link #lastRefreshSnapshot}). */

@@ -77,7 +77,7 @@ public final class MaterializedViewCatalog {
       rest = new ArrayList<>(namespace);
       rest.add(parts.get(parts.size() - 1));
     }
-    Catalog catalog = icebergCatalog(catalogName, String.join(".", parts));
+    Catalog catalog = icebergCatalog(catalogName, new QualifiedName(parts).toString());
     TableIdentifier identifier =
         TableIdentifier.of(
             Namespace.of(rest.subList(0, rest.size() - 1).toArray(new String[0])), rest.get(rest.size() - 1));
@@ -233,10 +233,16 @@ public final class MaterializedViewCatalog {
    */
   public Optional<String> viewStoredIn(ResolvedName name, Table table) {
     String owner = table.properties().get(MaterializedViewProperties.MATERIALIZED_VIEW);
-    if (owner == null || load(name.withIdentifier(ResolvedName.parseInCatalog(owner))).isEmpty()) {
+    if (owner == null) {
       return Optional.empty();
     }
-    return Optional.of(name.catalogName() + "." + owner);
+    ResolvedName view;
+    try {
+      view = name.withIdentifier(ResolvedName.parseInCatalog(owner));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty(); // not a name Floe wrote: no view of Floe's owns it
+    }
+    return load(view).map(mv -> mv.name().toString());
   }
 
   /** Every materialized view of a catalog, by its full name, in the order {@link #listAll} gives. */

@@ -1,5 +1,6 @@
 package io.floe.spark.mv;
 
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -7,6 +8,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.catalog.ViewCatalog;
+import org.apache.iceberg.jdbc.JdbcCatalog;
 
 /**
  * A name resolved to an Iceberg catalog of the session and an identifier inside it.
@@ -14,6 +16,24 @@ import org.apache.iceberg.catalog.ViewCatalog;
  * @param catalogName the Spark catalog name, such as {@code lake}
  */
 public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier identifier) {
+
+  /**
+   * Names the identifier as the catalog lists it. A JDBC catalog stores a namespace as its levels
+   * joined by {@code .} and splits them at each dot when it reads them back, so there a level
+   * {@code a.b} is the namespace {@code a} and its child {@code b}: the name takes the split form,
+   * so that it equals the name of the same object found by listing the catalog.
+   */
+  public ResolvedName {
+    if (catalog instanceof JdbcCatalog && identifier != null) {
+      List<String> levels = new ArrayList<>();
+      for (String level : identifier.namespace().levels()) {
+        levels.addAll(Arrays.asList(level.split("\\.", -1)));
+      }
+      if (levels.size() != identifier.namespace().levels().length) {
+        identifier = TableIdentifier.of(Namespace.of(levels.toArray(new String[0])), identifier.name());
+      }
+    }
+  }
 
   /** The catalog's view API, or a clear error naming the catalog when it has none. */
   public ViewCatalog viewCatalog() {
@@ -36,6 +56,14 @@ public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier 
     return Arrays.asList(identifier.namespace().levels());
   }
 
+  /**
+   * The namespace levels joined by {@code .}, a level backtick-quoted when it is not a plain
+   * identifier, as Spark shows namespaces; empty text for the empty namespace.
+   */
+  public String namespaceText() {
+    return namespace().isEmpty() ? "" : new QualifiedName(namespace()).toString();
+  }
+
   /** The same catalog and namespace, another name. */
   public ResolvedName sibling(String name) {
     return new ResolvedName(catalogName, catalog, TableIdentifier.of(identifier.namespace(), name));
@@ -55,9 +83,15 @@ public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier 
     return parts;
   }
 
-  /** {@code namespace.name}, without the catalog: the form stored in properties. */
+  /**
+   * {@code namespace.name}, without the catalog: the form stored in properties. A part that is not a
+   * plain identifier (a dot, a space, a backtick in it) is backtick-quoted, so {@link
+   * #parseInCatalog} reads the same parts back.
+   */
   public String inCatalog() {
-    return identifier.toString();
+    List<String> parts = new ArrayList<>(namespace());
+    parts.add(name());
+    return new QualifiedName(parts).toString();
   }
 
   /** A name Spark's parser reads back as these exact parts. */
@@ -72,15 +106,16 @@ public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier 
     return text.toString();
   }
 
+  /** Reads back {@link #inCatalog}; a plain {@code namespace.name} stored by older versions reads too. */
   public static TableIdentifier parseInCatalog(String text) {
-    String[] levels = text.split("\\.");
-    return TableIdentifier.of(
-        Namespace.of(Arrays.copyOf(levels, levels.length - 1)), levels[levels.length - 1]);
+    QualifiedName name = QualifiedName.parse(text);
+    return TableIdentifier.of(Namespace.of(name.namespace().toArray(new String[0])), name.name());
   }
 
+  /** {@code catalog.namespace.name}, a part backtick-quoted when it is not a plain identifier. */
   @Override
   public String toString() {
-    return catalogName + "." + identifier;
+    return new QualifiedName(parts()).toString();
   }
 
   @Override

@@ -175,7 +175,7 @@ public final class PipelineGraph {
       settings.putAll(project.spec().configuration());
       String fileCatalog = project.spec().catalog().orElse(currentCatalog());
       List<String> fileNamespace =
-          project.spec().namespace().map(ns -> Arrays.asList(ns.split("\\."))).orElse(currentNamespace());
+          project.spec().namespace().map(ns -> QualifiedName.parse(ns).parts()).orElse(currentNamespace());
       java.nio.file.Path file = null;
       String useCatalog = fileCatalog;
       List<String> useNamespace = fileNamespace;

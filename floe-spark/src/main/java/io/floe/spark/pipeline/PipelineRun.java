@@ -309,12 +309,11 @@ public final class PipelineRun {
     Set<String> done = new LinkedHashSet<>();
     for (PipelineDataset dataset : graph.datasets().values()) {
       String name = dataset.name();
-      String namespace = name.substring(0, name.lastIndexOf('.'));
+      String namespace = new QualifiedName(QualifiedName.parse(name).namespace()).toString();
       if (!done.add(namespace)) {
         continue;
       }
-      String quoted = String.join(".", Arrays.stream(namespace.split("\\.")).map(p -> "`" + p.replace("`", "``") + "`").toList());
-      spark.sql("CREATE NAMESPACE IF NOT EXISTS " + quoted).collect();
+      spark.sql("CREATE NAMESPACE IF NOT EXISTS " + namespace).collect();
     }
   }
 
@@ -418,13 +417,13 @@ public final class PipelineRun {
     Map<String, ResolvedName> namespaces = new LinkedHashMap<>();
     List<ResolvedName> places = new ArrayList<>();
     for (PipelineDataset dataset : graph.datasets().values()) {
-      places.add(catalog.resolve(List.of(dataset.name().split("\\.")), dataset.defaultCatalog(), dataset.defaultNamespace()));
+      places.add(catalog.resolve(QualifiedName.parse(dataset.name()).parts(), dataset.defaultCatalog(), dataset.defaultNamespace()));
     }
     CatalogManager catalogs = spark.sessionState().catalogManager();
     places.add(catalog.resolve(
         List.of("dataset"),
         project.spec().catalog().orElse(catalogs.currentCatalog().name()),
-        project.spec().namespace().map(ns -> Arrays.asList(ns.split("\\."))).orElse(Arrays.asList(catalogs.currentNamespace()))));
+        project.spec().namespace().map(ns -> QualifiedName.parse(ns).parts()).orElse(Arrays.asList(catalogs.currentNamespace()))));
     for (ResolvedName name : places) {
       if (!(name.catalog() instanceof org.apache.iceberg.catalog.SupportsNamespaces ns)
           || ns.namespaceExists(name.identifier().namespace())) {

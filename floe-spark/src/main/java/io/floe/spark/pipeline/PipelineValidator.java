@@ -61,7 +61,7 @@ public final class PipelineValidator {
    */
   private java.util.Optional<PipelineProblem> checkKind(PipelineDataset dataset) {
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    ResolvedName name = catalog.resolve(List.of(dataset.name().split("\\.")), dataset.defaultCatalog(), dataset.defaultNamespace());
+    ResolvedName name = catalog.resolve(QualifiedName.parse(dataset.name()).parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
     boolean definesView = dataset.kind() == PipelineDataset.Kind.MATERIALIZED_VIEW;
     boolean isView = catalog.load(name).isPresent();
     String problem;

@@ -222,6 +222,96 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
     assertThat(tableExists("bad_parts__storage")).isFalse();
   }
 
+  /**
+   * Names with dots, backticks, spaces and mixed case, of sources, views and namespaces: the view
+   * properties quote such a part, so the storage table and the sources read back as they were.
+   */
+  @Test
+  void namesThatAreNotPlainIdentifiersWorkEndToEnd() {
+    sql("CREATE TABLE `my.tab` (`select` INT, `Grp` STRING) USING iceberg");
+    sql("INSERT INTO `my.tab` VALUES (1, 'a')");
+    String definition = "SELECT `Grp`, SUM(`select`) AS `order` FROM `my.tab` GROUP BY `Grp`";
+
+    List<Row> created = sql("CREATE MATERIALIZED VIEW lake." + ns + ".`my.mv` AS " + definition);
+
+    assertThat(created.get(0).getString(0)).isEqualTo("lake." + ns + ".`my.mv`");
+    assertThat(view("my.mv").properties())
+        .containsEntry(MaterializedViewProperties.STORAGE_TABLE, ns + ".`my.mv__storage`")
+        .containsEntry(MaterializedView.SOURCES, "lake." + ns + ".`my.tab`");
+    assertThat(table("my.mv__storage").properties())
+        .containsEntry(MaterializedViewProperties.MATERIALIZED_VIEW, ns + ".`my.mv`");
+    assertSameRows("SELECT * FROM `my.mv`", definition, 1);
+
+    sql("INSERT INTO `my.tab` VALUES (2, 'a'), (5, 'b')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW `my.mv`").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM `my.mv`", definition, 2);
+
+    // An MV over it, in a namespace whose name has a dot, with a backtick and a space in its name.
+    // The test catalog is a JDBC catalog, which keeps the level `ns.we ird` as namespace ns and
+    // its child `we ird`: Floe names it so too, as the catalog lists it.
+    String dotted = ns + ".we ird";
+    sql("CREATE NAMESPACE lake.`" + dotted + "`");
+    String nested = "lake.`" + dotted + "`.`the ``Nested`` mv`";
+    String listed = "lake." + ns + ".`we ird`.`the ``Nested`` mv`";
+    String nestedDefinition = "SELECT count(*) AS groups, sum(`order`) AS total FROM lake." + ns + ".`my.mv`";
+    sql("CREATE MATERIALIZED VIEW " + nested + " AS " + nestedDefinition);
+    sql("INSERT INTO `my.tab` VALUES (7, 'c')");
+
+    List<Row> cascade = sql("REFRESH MATERIALIZED VIEW `my.mv` CASCADE");
+
+    assertThat(cascade).extracting(r -> r.getString(0))
+        .containsExactly("lake." + ns + ".`my.mv`", listed);
+    assertThat(cascade).extracting(r -> r.getString(1)).containsExactly("INCREMENTAL", "INCREMENTAL");
+    assertSameRows("SELECT * FROM " + nested, nestedDefinition, 1);
+    assertThat(sql("SELECT total FROM " + nested).get(0).getLong(0)).isEqualTo(15);
+    assertThat(sql("SHOW MATERIALIZED VIEWS IN lake.`" + dotted + "`"))
+        .extracting(r -> r.getString(0) + " " + r.getString(1) + " " + r.getString(4))
+        .containsExactly(ns + ".`we ird` the `Nested` mv FRESH");
+    assertThat(describe(nested))
+        .containsEntry("Namespace", ns + ".`we ird`")
+        .containsEntry("Name", "the `Nested` mv")
+        .containsEntry("Storage Table", "lake." + ns + ".`we ird`.`the ``Nested`` mv__storage`")
+        .containsEntry("Sources", "lake." + ns + ".`my.mv`")
+        .containsEntry("Freshness", "FRESH");
+    sql("INSERT INTO `my.tab` VALUES (1, 'd')");
+    assertThat(describe(nested).get("Freshness")).startsWith("STALE");
+
+    // An MV over the nested one, in the same namespace: found as its reader, whatever the form of the name.
+    sql("CREATE MATERIALIZED VIEW lake.`" + dotted + "`.`Top` AS SELECT total FROM " + nested);
+    assertThat(errorOf("DROP MATERIALIZED VIEW " + nested)).contains("lake." + ns + ".`we ird`.Top");
+    assertThat(sql("REFRESH MATERIALIZED VIEW `my.mv` CASCADE")).hasSize(3);
+    assertSameRows("SELECT * FROM lake.`" + dotted + "`.`Top`", "SELECT total FROM (" + nestedDefinition + ")", 1);
+
+    assertThat(errorOf("DROP TABLE `my.tab`")).contains("lake." + ns + ".`my.mv`");
+    sql("DROP MATERIALIZED VIEW `my.mv` CASCADE");
+    assertThat(sql("SHOW TABLES IN lake.`" + dotted + "`")).isEmpty();
+    assertThat(sql("SHOW TABLES")).extracting(r -> r.getString(1)).containsExactlyInAnyOrder("my.tab", "orders");
+    assertThat(viewExists("my.mv")).isFalse();
+    sql("DROP NAMESPACE lake.`" + dotted + "`");
+  }
+
+  /** A view written before names were quoted keeps its plain {@code namespace.name} properties, read as before. */
+  @Test
+  void aViewWhosePropertiesAreUnquotedStillWorks() {
+    sql("CREATE TABLE `legacy-src` (id INT) USING iceberg");
+    sql("INSERT INTO `legacy-src` VALUES (1), (2)");
+    sql("CREATE MATERIALIZED VIEW `legacy-mv` AS SELECT id FROM `legacy-src`");
+    view("legacy-mv").updateProperties()
+        .set(MaterializedViewProperties.STORAGE_TABLE, ns + ".legacy-mv__storage")
+        .set(MaterializedView.SOURCES, "lake." + ns + ".legacy-src")
+        .commit();
+
+    assertThat(describe("`legacy-mv`"))
+        .containsEntry("Storage Table", "lake." + ns + ".`legacy-mv__storage`")
+        .containsEntry("Sources", "lake." + ns + ".`legacy-src`")
+        .containsEntry("Freshness", "FRESH");
+    sql("INSERT INTO `legacy-src` VALUES (3)");
+    assertThat(sql("REFRESH MATERIALIZED VIEW `legacy-mv`").get(0).getString(1)).isEqualTo("INCREMENTAL");
+    assertSameRows("SELECT * FROM `legacy-mv`", "SELECT id FROM `legacy-src`", 3);
+    assertThat(errorOf("DROP TABLE `legacy-src`")).contains("`legacy-mv`").contains("reads it");
+    assertThat(errorOf("DROP TABLE `legacy-mv__storage`")).contains("stores materialized view");
+  }
+
   @Test
   void aMalformedStatementReportsAParseError() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW AS SELECT 1")).contains("materialized view name");
