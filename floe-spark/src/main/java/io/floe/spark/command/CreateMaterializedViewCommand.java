@@ -55,8 +55,12 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   }
 
 
-  /** What {@link #define} did: the view, the one it replaced, and how to undo the replacement. */
-  private record Defined(ResolvedName name, Optional<MaterializedView> existing, Optional<ReplacedView> replaced) {}
+  /**
+   * What {@link #define} did: the view, its storage table, the one it replaced, and how to undo the
+   * replacement.
+   */
+  private record Defined(
+      ResolvedName name, ResolvedName storage, Optional<MaterializedView> existing, Optional<ReplacedView> replaced) {}
 
   @Override
   protected List<Row> execute(SparkSession spark) {
@@ -72,24 +76,26 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       return List.of();
     }
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    MaterializedView created = catalog.loadExisting(name, "refresh");
+    MaterializedView created = null;
     List<Row> result;
     try {
+      created = catalog.loadExisting(name, "refresh");
       // A replacement recomputes in full: Iceberg reuses the version id of an equal definition,
       // so a replacement that changes only expectations would otherwise find nothing changed.
       result = List.of(RefreshOutput.row(new RefreshExecutor(spark).refresh(created, existing.isPresent())));
     } catch (RuntimeException e) {
+      String cause = created == null ? ErrorMessages.firstLineOf(e) : withoutRefreshPrefix(created, e);
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed. A failed
       // replacement puts the view back as it was, with its rows.
       if (replaced.isPresent()) {
         replaced.get().restore(e);
-        throw new FloeException(replacementFailed(name, withoutRefreshPrefix(created, e)), e);
+        throw new FloeException(replacementFailed(name, cause), e);
       }
       if (existing.isEmpty()) {
-        MaterializedViewDrop.drop(catalog, created);
+        // By the names this statement created, not as read back from the view's properties.
+        MaterializedViewDrop.drop(catalog, name, defined.get().storage());
         throw new FloeException(
-            "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: "
-                + withoutRefreshPrefix(created, e),
+            "Cannot create materialized view " + name + ": its first refresh failed, so nothing was created: " + cause,
             e);
       }
       throw e;
@@ -213,7 +219,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       throw new FloeException(message != null && message.startsWith(prefix) ? message : prefix + message, e);
     }
 
-    return Optional.of(new Defined(name, existing, replaced));
+    return Optional.of(new Defined(name, storage, existing, replaced));
   }
 
   private static String withoutRefreshPrefix(MaterializedView mv, RuntimeException e) {

@@ -3,6 +3,7 @@ package io.floe.spark.command;
 import io.floe.graph.DependencyGraph;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
+import io.floe.spark.mv.ResolvedName;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -15,10 +16,15 @@ final class MaterializedViewDrop {
   private MaterializedViewDrop() {}
 
   static void drop(MaterializedViewCatalog catalog, MaterializedView mv) {
-    mv.name().viewCatalog().dropView(mv.identifier());
-    mv.name().catalog().dropTable(mv.storageName().identifier(), true);
+    drop(catalog, mv.name(), mv.storageName());
+  }
+
+  /** Drops the view {@code name} and the table {@code storage}, whichever of them exists. */
+  static void drop(MaterializedViewCatalog catalog, ResolvedName name, ResolvedName storage) {
+    name.viewCatalog().dropView(name.identifier());
+    name.catalog().dropTable(storage.identifier(), true);
     // Spark's catalog caches tables; it would keep serving, and block re-creating, the dropped one.
-    catalog.invalidateSparkCache(mv.storageName());
+    catalog.invalidateSparkCache(storage);
   }
 
   /**

@@ -313,6 +313,16 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
   }
 
   @Test
+  void aCreateWhoseFirstRefreshFailsLeavesNothingBehindWhateverTheName() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW `bad.mv` AS SELECT id, CAST(region AS INT) AS code FROM orders"))
+        .contains("Cannot create materialized view lake." + ns + ".`bad.mv`: its first refresh failed")
+        .contains("CAST_INVALID_INPUT");
+    assertThat(viewExists("bad.mv")).isFalse();
+    assertThat(tableExists("bad.mv__storage")).isFalse();
+    assertThat(sql("SHOW TABLES")).extracting(r -> r.getString(1)).containsExactly("orders");
+  }
+
+  @Test
   void aMalformedStatementReportsAParseError() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW AS SELECT 1")).contains("materialized view name");
   }
