@@ -1,5 +1,6 @@
 package io.floe.spark.ingest;
 
+import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -84,7 +85,7 @@ public record StreamFlow(
               query,
               Boolean.parseBoolean(properties.getOrDefault(key(name, "by-name"), "true")),
               properties.getOrDefault(key(name, "catalog"), ""),
-              namespace.isEmpty() ? List.of() : Arrays.asList(namespace.split("\\.")),
+              namespace.isEmpty() ? List.of() : QualifiedName.parse(namespace).parts(),
               checkpoint == null ? Optional.empty() : Optional.of(Long.parseLong(checkpoint))));
     }
     return flows;
@@ -112,7 +113,8 @@ public record StreamFlow(
     properties.put(key(name, "query"), query);
     properties.put(key(name, "by-name"), Boolean.toString(byName));
     properties.put(key(name, "catalog"), defaultCatalog);
-    properties.put(key(name, "namespace"), String.join(".", defaultNamespace));
+    properties.put(
+        key(name, "namespace"), defaultNamespace.isEmpty() ? "" : new QualifiedName(defaultNamespace).toString());
     return properties;
   }
 
