@@ -24,6 +24,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -63,6 +64,7 @@ public final class PipelineGraph {
   private final Map<String, PipelineDataset> datasets;
   private final List<PipelineFlow> flows;
   private final Map<String, String> settings;
+  private final Map<PipelineStatement, Map<String, String>> statementSettings;
   private final List<PipelineProblem> problems;
   private final DependencyGraph<String> edges;
 
@@ -70,11 +72,13 @@ public final class PipelineGraph {
       Map<String, PipelineDataset> datasets,
       List<PipelineFlow> flows,
       Map<String, String> settings,
+      Map<PipelineStatement, Map<String, String>> statementSettings,
       List<PipelineProblem> problems,
       DependencyGraph<String> edges) {
     this.datasets = datasets;
     this.flows = flows;
     this.settings = settings;
+    this.statementSettings = statementSettings;
     this.problems = problems;
     this.edges = edges;
   }
@@ -99,9 +103,17 @@ public final class PipelineGraph {
     return flows.stream().filter(flow -> flow.target().equals(target)).toList();
   }
 
-  /** The project's configuration followed by its {@code SET} statements, in order. */
+  /** The project's configuration ({@code configuration:}), for the whole run. */
   public Map<String, String> settings() {
     return settings;
+  }
+
+  /**
+   * The {@code SET}s in effect where {@code dataset} is defined: those before it in its own file,
+   * in order, as Spark Declarative Pipelines applies them (on top of {@link #settings}).
+   */
+  public Map<String, String> settingsOf(PipelineDataset dataset) {
+    return statementSettings.getOrDefault(dataset.statement(), Map.of());
   }
 
   /** What is wrong with the statements themselves; validation adds analysis problems. */
@@ -153,6 +165,7 @@ public final class PipelineGraph {
     private final Map<String, PipelineDataset> datasets = new LinkedHashMap<>();
     private final Map<String, TemporaryView> temporaryViews = new LinkedHashMap<>();
     private final Map<String, String> settings = new LinkedHashMap<>();
+    private final Map<PipelineStatement, Map<String, String>> statementSettings = new LinkedHashMap<>();
     private final List<PipelineProblem> problems = new ArrayList<>();
     private final List<PendingDefinition> pending = new ArrayList<>();
     private final List<PendingStatement<CreateTableFedStreamingTable>> pendingStreams = new ArrayList<>();
@@ -179,11 +192,13 @@ public final class PipelineGraph {
       java.nio.file.Path file = null;
       String useCatalog = fileCatalog;
       List<String> useNamespace = fileNamespace;
+      Map<String, String> fileSettings = new LinkedHashMap<>();
       for (PipelineStatement statement : project.statements()) {
         if (!statement.file().equals(file)) {
           file = statement.file();
           useCatalog = fileCatalog;
           useNamespace = fileNamespace;
+          fileSettings = new LinkedHashMap<>();
         }
         String sql = statement.sql().trim();
         Matcher set = SET.matcher(sql);
@@ -191,8 +206,13 @@ public final class PipelineGraph {
         Matcher useNamespaceMatch = USE_NAMESPACE.matcher(sql);
         Matcher temporaryView = TEMPORARY_VIEW.matcher(sql);
         if (set.matches()) {
-          settings.put(unquote(set.group(1)), unquote(set.group(2).trim()));
-        } else if (useCatalogMatch.matches()) {
+          fileSettings.put(unquote(set.group(1)), unquote(set.group(2).trim()));
+          continue;
+        }
+        if (!fileSettings.isEmpty()) {
+          statementSettings.put(statement, Collections.unmodifiableMap(new LinkedHashMap<>(fileSettings)));
+        }
+        if (useCatalogMatch.matches()) {
           useCatalog = unquote(useCatalogMatch.group(1));
           if (!catalogRegistered(useCatalog)) {
             problem(statement, "", "catalog " + useCatalog + " is not configured");
@@ -228,7 +248,7 @@ public final class PipelineGraph {
               datasets.get(cycle.get(0)).statement().location(),
               "",
               "the pipeline's datasets form a cycle: " + DependencyGraph.describePath(cycle))));
-      return new PipelineGraph(datasets, flows, settings, problems, edges);
+      return new PipelineGraph(datasets, flows, settings, statementSettings, problems, edges);
     }
 
     private void definition(PipelineStatement statement, String useCatalog, List<String> useNamespace) {
@@ -293,7 +313,16 @@ public final class PipelineGraph {
           key,
           new PipelineDataset(
               key, PipelineDataset.Kind.STREAMING_TABLE, statement, resolved, useCatalog, useNamespace, List.of(),
-              digest(canonical)));
+              withSettings(statement, digest(canonical))));
+    }
+
+    /**
+     * {@code hash} with the SETs in effect at {@code statement}, when there are any: a changed SET
+     * changes the definition (a dataset without any keeps the hash it always had).
+     */
+    private String withSettings(PipelineStatement statement, String hash) {
+      Map<String, String> set = statementSettings.get(statement);
+      return set == null ? hash : digest(hash + "\n" + set);
     }
 
     private void addDataset(PendingDefinition pendingDefinition) {
@@ -332,7 +361,7 @@ public final class PipelineGraph {
           key,
           new PipelineDataset(
               key, PipelineDataset.Kind.MATERIALIZED_VIEW, statement, inlined, pendingDefinition.catalog(), pendingDefinition.namespace(), sources,
-              hash(key, inlined, pendingDefinition.catalog(), pendingDefinition.namespace())));
+              withSettings(statement, hash(key, inlined, pendingDefinition.catalog(), pendingDefinition.namespace()))));
     }
 
     /**
@@ -420,7 +449,7 @@ public final class PipelineGraph {
             new PipelineDataset(
                 key, PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE, pendingStream.statement(), create,
                 pendingStream.catalog(), pendingStream.namespace(), new ArrayList<>(sources),
-                digest(String.join("\n", canonical))));
+                withSettings(pendingStream.statement(), digest(String.join("\n", canonical)))));
       }
     }
 

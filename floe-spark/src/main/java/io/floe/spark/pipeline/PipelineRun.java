@@ -63,6 +63,8 @@ public final class PipelineRun {
 
   private final SparkSession spark;
   private final PipelineProject project;
+  /** The graph of the run under way. */
+  private PipelineGraph graph;
   /** Views this run replaced whose first refresh has not committed yet, by dataset name. */
   private final Map<String, ReplacedView> pendingReplacements = new LinkedHashMap<>();
   private List<String> refreshOnly = List.of();
@@ -117,6 +119,7 @@ public final class PipelineRun {
   public PipelineRunResult run() {
     long start = System.currentTimeMillis();
     PipelineGraph graph = PipelineGraph.build(spark, project);
+    this.graph = graph;
     Map<String, String> previous = applySettings(graph.settings());
     try {
       List<PipelineProblem> problems = new PipelineValidator(spark).validate(graph);
@@ -514,6 +517,17 @@ public final class PipelineRun {
   }
 
   private void inContext(PipelineDataset dataset, Runnable action) {
+    // The SETs before the dataset in its file apply while it is defined and loaded; an MV records
+    // them, and its refreshes run under them later.
+    Map<String, String> previousSettings = applySettings(graph.settingsOf(dataset));
+    try {
+      inCatalogContext(dataset, action);
+    } finally {
+      restoreSettings(previousSettings);
+    }
+  }
+
+  private void inCatalogContext(PipelineDataset dataset, Runnable action) {
     CatalogManager catalogs = spark.sessionState().catalogManager();
     String previousCatalog = catalogs.currentCatalog().name();
     String[] previousNamespace = catalogs.currentNamespace();

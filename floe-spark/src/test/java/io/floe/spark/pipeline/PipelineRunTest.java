@@ -186,12 +186,17 @@ class PipelineRunTest extends MvTestSupport {
   void aViewKeepsThePipelinesSettingsForTheRefreshesAfterTheRun() throws IOException {
     sdpProject();
     write("transformations/c_hours.sql", """
+        CREATE MATERIALIZED VIEW before_set AS SELECT id, hour(timestamp_seconds(id * 3600)) AS h FROM trips_silver;
         SET spark.sql.session.timeZone = Asia/Tokyo;
         CREATE MATERIALIZED VIEW stamped AS SELECT id, hour(timestamp_seconds(id * 3600)) AS h FROM trips_silver;
         """);
     pipeline().run();
-    assertThat(view("stamped").properties())
-        .containsEntry(io.floe.spark.mv.DefinitionSettings.PREFIX + "spark.sql.session.timeZone", "Asia/Tokyo");
+    String timeZone = io.floe.spark.mv.DefinitionSettings.PREFIX + "spark.sql.session.timeZone";
+    assertThat(view("stamped").properties()).containsEntry(timeZone, "Asia/Tokyo");
+    // A SET applies to the statements after it in its own file, as in Spark Declarative Pipelines.
+    assertThat(view("before_set").properties().get(timeZone)).isNotEqualTo("Asia/Tokyo");
+    assertThat(view("trips_silver").properties().get(timeZone)).isNotEqualTo("Asia/Tokyo");
+    assertThat(spark.conf().get("spark.sql.session.timeZone")).as("the run leaves the session as it was").isNotEqualTo("Asia/Tokyo");
 
     // Refreshed outside the run, in a session of another time zone, the new row is Tokyo's hour.
     spark.conf().set("spark.sql.session.timeZone", "UTC");
