@@ -47,17 +47,26 @@ public final class DefinitionSettings {
   /** The settings to record for a definition created in {@code spark}, as view properties. */
   public static Map<String, String> capture(SparkSession spark) {
     Map<String, String> captured = new TreeMap<>();
-    scala.collection.Iterator<scala.Tuple2<String, String>> all = spark.sessionState().conf().getAllConfs().iterator();
-    while (all.hasNext()) {
-      scala.Tuple2<String, String> entry = all.next();
-      if (captures(spark, entry._1())) {
-        captured.put(PREFIX + entry._1(), entry._2());
+    setConfs(spark).forEach((key, value) -> {
+      if (captures(spark, key)) {
+        captured.put(PREFIX + key, value);
       }
-    }
+    });
     for (String key : ALWAYS) {
       captured.put(PREFIX + key, spark.sessionState().conf().getConfString(key));
     }
     return captured;
+  }
+
+  /** The settings {@code spark} has set, by key. */
+  private static Map<String, String> setConfs(SparkSession spark) {
+    Map<String, String> set = new TreeMap<>();
+    scala.collection.Iterator<scala.Tuple2<String, String>> all = spark.sessionState().conf().getAllConfs().iterator();
+    while (all.hasNext()) {
+      scala.Tuple2<String, String> entry = all.next();
+      set.put(entry._1(), entry._2());
+    }
+    return set;
   }
 
   private static boolean captures(SparkSession spark, String key) {
@@ -145,17 +154,11 @@ public final class DefinitionSettings {
   public static SparkSession sessionWith(SparkSession spark, Map<String, String> differing) {
     // One copy per session and settings, reused: a copy starts catalogs of its own, which are
     // never closed. A change of the session's settings makes a new copy.
-    Map<String, String> key = new TreeMap<>();
-    scala.collection.Iterator<scala.Tuple2<String, String>> all = spark.sessionState().conf().getAllConfs().iterator();
-    while (all.hasNext()) {
-      scala.Tuple2<String, String> entry = all.next();
-      key.put(entry._1(), entry._2());
-    }
-    differing.forEach((k, v) -> key.put("\u0000" + k, String.valueOf(v)));
+    List<Map<String, String>> key = List.of(setConfs(spark), new TreeMap<>(differing));
     synchronized (COPIES) {
-      Map<Map<String, String>, SparkSession> copies = COPIES.computeIfAbsent(spark, s -> new java.util.LinkedHashMap<>(4, 0.75f, true) {
+      Map<List<Map<String, String>>, SparkSession> copies = COPIES.computeIfAbsent(spark, s -> new java.util.LinkedHashMap<>(4, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Map<String, String>, SparkSession> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<List<Map<String, String>>, SparkSession> eldest) {
           return size() > MAX_COPIES;
         }
       });
@@ -175,8 +178,8 @@ public final class DefinitionSettings {
 
   private static final int MAX_COPIES = 8;
 
-  /** Copies of a session with other settings, by the session and all of the copy's settings. */
-  private static final Map<SparkSession, Map<Map<String, String>, SparkSession>> COPIES = new java.util.WeakHashMap<>();
+  /** Copies of a session with other settings, by the session, its settings and those the copy changes. */
+  private static final Map<SparkSession, Map<List<Map<String, String>>, SparkSession>> COPIES = new java.util.WeakHashMap<>();
 
   /**
    * Runs {@code work} with {@code session} as this thread's active session: Spark's parser builds
