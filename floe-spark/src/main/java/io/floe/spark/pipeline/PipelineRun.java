@@ -207,7 +207,7 @@ public final class PipelineRun {
             create.comment(), create.partitionedBy(), create.tableProperties(), create.schedule(),
             create.refreshPolicy(), false, create.query(), create.originalText());
     // Defined without data: the run refreshes its views together. A replaced view stays
-    // restorable until its refresh committed (see settleReplacements).
+    // restorable until its refresh commits (refreshViews commits or restores it).
     inContext(dataset, () -> new CreateMaterializedViewCommand(statement).defineWithoutData(spark)
         .ifPresent(replaced -> pendingReplacements.put(dataset.name(), replaced)));
     catalog.loadExisting(name, "tag")
