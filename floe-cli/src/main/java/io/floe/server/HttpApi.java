@@ -41,6 +41,9 @@ final class HttpApi {
   private static final String SQL_ENDPOINT = "POST /api/sql";
   private static final List<String> SQL_FIELDS = List.of("sql", "session", "format");
   private static final List<String> SQL_FORMATS = List.of("rows", "json");
+  private static final String PIPELINE_ENDPOINT = "POST /api/pipelines/run";
+  private static final List<String> PIPELINE_FIELDS =
+      List.of("path", "refresh", "full-refresh", "full-refresh-all", "prune");
 
   private final FloeServer server;
   private final SparkSession spark;
@@ -237,11 +240,15 @@ final class HttpApi {
    * session's catalog and namespace per dataset), and answers each dataset's outcome.
    */
   private void runPipeline(Context ctx) throws JsonProcessingException {
-    JsonNode body = body(ctx);
-    String path = body.path("path").asText("");
+    JsonNode body = objectBody(ctx, PIPELINE_ENDPOINT, PIPELINE_FIELDS, "{\"path\": \"...\"}");
+    String path = text(body, "path", "");
     if (path.isBlank()) {
-      throw new BadRequest(HttpStatus.BAD_REQUEST, "Give the project folder as {\"path\": \"...\"}");
+      throw badRequest("Give the project folder as {\"path\": \"...\"}");
     }
+    List<String> refresh = texts(body, "refresh");
+    List<String> fullRefresh = texts(body, "full-refresh");
+    boolean fullRefreshAll = flag(body, "full-refresh-all");
+    boolean prune = flag(body, "prune");
     if (server.stopping()) {
       throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
     }
@@ -251,10 +258,10 @@ final class HttpApi {
           PipelineRun.of(
                   (org.apache.spark.sql.classic.SparkSession) spark.newSession(),
                   PipelineProject.load(java.nio.file.Path.of(path)))
-              .refresh(texts(body.path("refresh")))
-              .fullRefresh(texts(body.path("full-refresh")))
-              .fullRefreshAll(body.path("full-refresh-all").asBoolean(false))
-              .prune(body.path("prune").asBoolean(false))
+              .refresh(refresh)
+              .fullRefresh(fullRefresh)
+              .fullRefreshAll(fullRefreshAll)
+              .prune(prune)
               .run();
     } catch (RuntimeException e) {
       LOG.info("Pipeline run over HTTP failed: {}", path, e);
@@ -277,10 +284,35 @@ final class HttpApi {
     json(ctx, answer);
   }
 
-  private static List<String> texts(JsonNode array) {
+  /** An array-of-strings field of a JSON object body, empty when absent; refuses any other value. */
+  private static List<String> texts(JsonNode body, String field) {
+    JsonNode array = body.get(field);
     List<String> texts = new ArrayList<>();
-    array.forEach(item -> texts.add(item.asText()));
+    if (array == null) {
+      return texts;
+    }
+    if (!array.isArray()) {
+      throw badRequest(field + " must be a JSON array of dataset names but is " + kind(array));
+    }
+    for (JsonNode item : array) {
+      if (!item.isTextual() || item.textValue().isBlank()) {
+        throw badRequest(field + " must hold dataset names as JSON strings but holds " + kind(item));
+      }
+      texts.add(item.textValue());
+    }
     return texts;
+  }
+
+  /** A boolean field of a JSON object body, false when absent; refuses any other value. */
+  private static boolean flag(JsonNode body, String field) {
+    JsonNode value = body.get(field);
+    if (value == null) {
+      return false;
+    }
+    if (!value.isBoolean()) {
+      throw badRequest(field + " must be true or false (a JSON boolean) but is " + kind(value));
+    }
+    return value.booleanValue();
   }
 
   private void refreshes(Context ctx) throws JsonProcessingException {

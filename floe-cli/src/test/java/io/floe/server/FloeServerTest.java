@@ -347,6 +347,19 @@ class FloeServerTest {
     assertThat(broken.status()).isEqualTo(400);
     assertThat(json(broken).path("error").asText()).contains("Pipeline srv_pipeline has 1 problem").contains("no_such_table");
     assertThat(Http.post(base, "/api/pipelines/run", "{}").status()).isEqualTo(400);
+
+    // A mistyped option or value is refused before anything runs, naming it.
+    String path = JSON.writeValueAsString(project.toString());
+    Http.Response misspelt = Http.post(base, "/api/pipelines/run", "{\"path\": " + path + ", \"full_refresh_all\": true}");
+    assertThat(misspelt.status()).isEqualTo(400);
+    assertThat(json(misspelt).path("error").asText()).contains("Unknown field 'full_refresh_all'").contains("full-refresh-all");
+    Http.Response notAList = Http.post(base, "/api/pipelines/run", "{\"path\": " + path + ", \"refresh\": \"p_big\"}");
+    assertThat(notAList.status()).isEqualTo(400);
+    assertThat(json(notAList).path("error").asText()).contains("refresh must be a JSON array");
+    Http.Response notABoolean = Http.post(base, "/api/pipelines/run", "{\"path\": " + path + ", \"prune\": \"yes\"}");
+    assertThat(notABoolean.status()).isEqualTo(400);
+    assertThat(json(notABoolean).path("error").asText()).contains("prune must be true or false");
+    assertThat(Http.post(base, "/api/pipelines/run", "[]").status()).isEqualTo(400);
   }
 
   @Test
