@@ -120,7 +120,7 @@ public final class PipelineRun {
     long start = System.currentTimeMillis();
     PipelineGraph graph = PipelineGraph.build(spark, project);
     this.graph = graph;
-    Map<String, String> previous = applySettings(graph.settings());
+    SessionSettings runSettings = SessionSettings.apply(spark, graph.settings());
     try {
       List<PipelineProblem> problems = new PipelineValidator(spark).validate(graph);
       if (!problems.isEmpty()) {
@@ -179,7 +179,7 @@ public final class PipelineRun {
       pendingReplacements.clear();
       throw e;
     } finally {
-      restoreSettings(previous);
+      runSettings.close();
     }
   }
 
@@ -519,11 +519,8 @@ public final class PipelineRun {
   private void inContext(PipelineDataset dataset, Runnable action) {
     // The SETs before the dataset in its file apply while it is defined and loaded; an MV records
     // them, and its refreshes run under them later.
-    Map<String, String> previousSettings = applySettings(graph.settingsOf(dataset));
-    try {
+    try (SessionSettings applied = SessionSettings.apply(spark, graph.settingsOf(dataset))) {
       inCatalogContext(dataset, action);
-    } finally {
-      restoreSettings(previousSettings);
     }
   }
 
@@ -544,25 +541,6 @@ public final class PipelineRun {
         catalogs.setCurrentNamespace(previousNamespace);
       }
     }
-  }
-
-  private Map<String, String> applySettings(Map<String, String> settings) {
-    Map<String, String> previous = new LinkedHashMap<>();
-    settings.forEach((key, value) -> {
-      previous.put(key, spark.conf().getOption(key).getOrElse(() -> null));
-      spark.conf().set(key, value);
-    });
-    return previous;
-  }
-
-  private void restoreSettings(Map<String, String> previous) {
-    previous.forEach((key, value) -> {
-      if (value == null) {
-        spark.conf().unset(key);
-      } else {
-        spark.conf().set(key, value);
-      }
-    });
   }
 
   private void emit(String dataset, PipelineEvent.State state, String detail) {

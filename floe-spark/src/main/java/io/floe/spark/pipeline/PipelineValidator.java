@@ -88,6 +88,14 @@ public final class PipelineValidator {
 
   /** All problems of {@code graph}; empty when the pipeline can run. */
   public List<PipelineProblem> validate(PipelineGraph graph) {
+    // As a run does: the project's configuration throughout, and each dataset under the SETs
+    // before it in its file, since settings such as ANSI mode or case sensitivity change analysis.
+    try (SessionSettings applied = SessionSettings.apply(spark, graph.settings())) {
+      return validateUnderSettings(graph);
+    }
+  }
+
+  private List<PipelineProblem> validateUnderSettings(PipelineGraph graph) {
     List<PipelineProblem> problems = new ArrayList<>(graph.problems());
     if (graph.edges().findCycle().isPresent()) {
       return problems;
@@ -109,60 +117,74 @@ public final class PipelineValidator {
                 "not checked: it reads " + String.join(", ", blockedBy) + ", which has problems"));
         continue;
       }
-      java.util.Optional<PipelineProblem> otherKind = checkKind(dataset);
-      if (otherKind.isPresent()) {
-        failed.add(dataset.name());
-        problems.add(otherKind.get());
-        continue;
-      }
-      if (dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE) {
-        if (exists(dataset)) {
-          inCatalog.add(dataset.name());
-        }
-        List<PipelineProblem> found = checkFlows(graph, dataset, analyzed, inCatalog);
-        if (!found.isEmpty()) {
-          failed.add(dataset.name());
-          problems.addAll(found);
-        }
-        continue;
-      }
-      if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
-        checkFolder(dataset).ifPresent(problem -> {
-          failed.add(dataset.name());
-          problems.add(problem);
-        });
-        if (exists(dataset)) {
-          inCatalog.add(dataset.name());
-        }
-        continue;
-      }
-      List<String> notYetCreated =
-          dataset.sources().stream()
-              .filter(source -> graph.datasets().containsKey(source))
-              .filter(source -> !analyzed.containsKey(source) && !inCatalog.contains(source))
-              .toList();
-      if (!notYetCreated.isEmpty()) {
-        // A streaming table's columns come from its files; until its first run there is nothing
-        // to analyse against, and reading the files is what a dry run must not do.
-        unchecked.add(dataset.name());
-        continue;
-      }
-      try {
-        LogicalPlan parsed = pinning.parse(dataset.materializedView().query());
-        DefinitionValidator.checkClauses(dataset.name(), parsed);
-        LogicalPlan plan =
-            pinning.substitute(
-                parsed, dataset.defaultCatalog(), dataset.defaultNamespace(), (parts, name) -> read(analyzed, parts, name));
-        LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
-        DefinitionValidator.checkDeterministic(dataset.name(), result);
-        analyzed.put(dataset.name(), result);
-      } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
-        failed.add(dataset.name());
-        problems.add(new PipelineProblem(
-            dataset.statement().location(), dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
+      try (SessionSettings applied = SessionSettings.apply(spark, graph.settingsOf(dataset))) {
+        check(graph, dataset, problems, failed, inCatalog, analyzed, pinning);
       }
     }
     return problems;
+  }
+
+  /** Checks one dataset whose sources passed, adding what it finds to {@code problems} and {@code failed}. */
+  private void check(
+      PipelineGraph graph,
+      PipelineDataset dataset,
+      List<PipelineProblem> problems,
+      Set<String> failed,
+      Set<String> inCatalog,
+      Map<String, LogicalPlan> analyzed,
+      SourcePinning pinning) {
+    java.util.Optional<PipelineProblem> otherKind = checkKind(dataset);
+    if (otherKind.isPresent()) {
+      failed.add(dataset.name());
+      problems.add(otherKind.get());
+      return;
+    }
+    if (dataset.kind() == PipelineDataset.Kind.TABLE_FED_STREAMING_TABLE) {
+      if (exists(dataset)) {
+        inCatalog.add(dataset.name());
+      }
+      List<PipelineProblem> found = checkFlows(graph, dataset, analyzed, inCatalog);
+      if (!found.isEmpty()) {
+        failed.add(dataset.name());
+        problems.addAll(found);
+      }
+      return;
+    }
+    if (dataset.kind() == PipelineDataset.Kind.STREAMING_TABLE) {
+      checkFolder(dataset).ifPresent(problem -> {
+        failed.add(dataset.name());
+        problems.add(problem);
+      });
+      if (exists(dataset)) {
+        inCatalog.add(dataset.name());
+      }
+      return;
+    }
+    List<String> notYetCreated =
+        dataset.sources().stream()
+            .filter(source -> graph.datasets().containsKey(source))
+            .filter(source -> !analyzed.containsKey(source) && !inCatalog.contains(source))
+            .toList();
+    if (!notYetCreated.isEmpty()) {
+      // A streaming table's columns come from its files; until its first run there is nothing
+      // to analyse against, and reading the files is what a dry run must not do.
+      unchecked.add(dataset.name());
+      return;
+    }
+    try {
+      LogicalPlan parsed = pinning.parse(dataset.materializedView().query());
+      DefinitionValidator.checkClauses(dataset.name(), parsed);
+      LogicalPlan plan =
+          pinning.substitute(
+              parsed, dataset.defaultCatalog(), dataset.defaultNamespace(), (parts, name) -> read(analyzed, parts, name));
+      LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
+      DefinitionValidator.checkDeterministic(dataset.name(), result);
+      analyzed.put(dataset.name(), result);
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+      failed.add(dataset.name());
+      problems.add(new PipelineProblem(
+          dataset.statement().location(), dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
+    }
   }
 
   /**

@@ -210,6 +210,28 @@ class PipelineRunTest extends MvTestSupport {
     }
   }
 
+  /**
+   * The dry run checks each definition under the SETs before it in its file, as the run defines
+   * it: a setting that changes analysis (here case sensitivity) changes what is a problem.
+   */
+  @Test
+  void aDryRunChecksEachDefinitionUnderTheSettingsBeforeIt() throws IOException {
+    sdpProject();
+    write("transformations/c_case.sql", """
+        CREATE MATERIALIZED VIEW loud_before AS SELECT ID FROM trips_silver;
+        SET spark.sql.caseSensitive = true;
+        CREATE MATERIALIZED VIEW loud_after AS SELECT ID FROM trips_silver;
+        """);
+    List<String> problems = new PipelineValidator((SparkSession) spark)
+        .validate(PipelineGraph.build((SparkSession) spark, PipelineProject.load(project))).stream()
+        .map(PipelineProblem::toString).toList();
+    assertThat(problems).hasSize(1);
+    assertThat(problems.get(0)).startsWith("transformations/c_case.sql:3: ").contains("loud_after").contains("ID");
+    assertThat(spark.conf().get("spark.sql.caseSensitive")).as("the check leaves the session as it was").isEqualTo("false");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> pipeline().run()))
+        .hasMessageContaining("has 1 problem").hasMessageContaining("loud_after");
+  }
+
   @Test
   void removedDatasetsAreReportedAndDroppedOnlyWithPrune() throws IOException {
     sdpProject();
