@@ -101,6 +101,19 @@ public final class RefreshExecutor {
   }
 
   private RefreshResult refreshWithRetries(MaterializedView mv, boolean full, RefreshRun run, Map<String, Source> prePinned) {
+    RefreshLocks.Held held;
+    try {
+      held = RefreshLocks.hold(mv.name().quoted());
+    } catch (FloeException e) {
+      recordFailed(mv, run, System.currentTimeMillis(), 0, e);
+      throw e;
+    }
+    try (held) {
+      return refreshWithRetriesHeld(mv, full, run, prePinned);
+    }
+  }
+
+  private RefreshResult refreshWithRetriesHeld(MaterializedView mv, boolean full, RefreshRun run, Map<String, Source> prePinned) {
     RetryPolicy retry = RetryPolicy.of(spark);
     long started = System.currentTimeMillis();
     for (int attempt = 1; ; attempt++) {
