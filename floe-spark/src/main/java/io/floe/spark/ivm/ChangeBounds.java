@@ -3,12 +3,12 @@ package io.floe.spark.ivm;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.min;
+import static org.apache.spark.sql.functions.unix_date;
+import static org.apache.spark.sql.functions.unix_micros;
 import static org.apache.spark.sql.functions.when;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Instant;
-import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,16 +81,33 @@ final class ChangeBounds {
         || type.equals(DataTypes.StringType);
   }
 
-  /** Three aggregates per column (least value, greatest value, whether any is NULL). */
+  /**
+   * Three aggregates per column (least value, greatest value, whether any is NULL). Dates and
+   * timestamps are taken as their days and microseconds since the epoch: a {@code java.sql} value
+   * of the collected row would go through the hybrid Julian calendar (shifting the days of October
+   * 1582 it lacks), and a timestamp written as local text is ambiguous in the hour a clock falls
+   * back; numbers are exact.
+   */
   List<Column> aggregates() {
     List<Column> aggregates = new ArrayList<>();
-    for (String column : columns) {
-      Column c = col(StorageLayout.quote(column));
-      aggregates.add(min(c));
-      aggregates.add(max(c));
+    for (int i = 0; i < columns.size(); i++) {
+      Column c = col(StorageLayout.quote(columns.get(i)));
+      Column exact = exact(c, types.get(i));
+      aggregates.add(min(exact));
+      aggregates.add(max(exact));
       aggregates.add(max(when(c.isNull(), true).otherwise(false)));
     }
     return aggregates;
+  }
+
+  /** {@code value} in a form whose collected value is exact: days for a date, microseconds for a timestamp. */
+  private static Column exact(Column value, DataType type) {
+    if (type instanceof DateType) {
+      return unix_date(value);
+    } else if (type instanceof TimestampType) {
+      return unix_micros(value);
+    }
+    return value;
   }
 
   /**
@@ -156,17 +173,12 @@ final class ChangeBounds {
     return kept < total;
   }
 
-  /** A value of a {@link #prunable} type as Iceberg's expressions take it. */
+  /**
+   * A collected value of a {@link #prunable} type as Iceberg's expressions take it (dates and
+   * timestamps already are days and microseconds, see {@link #aggregates}).
+   */
   private static Object icebergValue(Object value) {
-    if (value instanceof java.sql.Date date) {
-      return DateTimeUtil.daysFromDate(date.toLocalDate());
-    } else if (value instanceof LocalDate date) {
-      return DateTimeUtil.daysFromDate(date);
-    } else if (value instanceof java.sql.Timestamp timestamp) {
-      return DateTimeUtil.microsFromInstant(timestamp.toInstant());
-    } else if (value instanceof Instant instant) {
-      return DateTimeUtil.microsFromInstant(instant);
-    } else if (value instanceof LocalDateTime timestamp) {
+    if (value instanceof LocalDateTime timestamp) {
       return DateTimeUtil.microsFromTimestamp(timestamp);
     } else if (value instanceof Byte || value instanceof Short) {
       return ((Number) value).intValue();
@@ -178,7 +190,13 @@ final class ChangeBounds {
     return value.chars().allMatch(c -> c < 0x80);
   }
 
+  /** A collected value as SQL that gives it back exactly, whatever the session's time zone. */
   private static String literal(Object value, DataType type) {
+    if (type instanceof DateType) {
+      return "DATE_FROM_UNIX_DATE(" + value + ")";
+    } else if (type instanceof TimestampType) {
+      return "TIMESTAMP_MICROS(" + value + "L)";
+    }
     return Literal$.MODULE$.create(value, type).sql();
   }
 }

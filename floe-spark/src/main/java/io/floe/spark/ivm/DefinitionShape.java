@@ -238,6 +238,15 @@ public final class DefinitionShape {
    */
   public static DefinitionShape of(LogicalPlan parsed, LogicalPlan analyzed) {
     DefinitionShape shape = of(parsed, analyzed, io.floe.spark.refresh.SourcePinning.tableReferenceCount(parsed).orElse(-1));
+    for (org.apache.spark.sql.catalyst.expressions.Attribute column : io.floe.spark.Scala.list(analyzed.output())) {
+      java.util.Optional<String> collation = collation(column.dataType());
+      if (collation.isPresent()) {
+        // Iceberg keeps no collation, so the storage column is plain STRING, and Spark refuses to
+        // match it with the change's collated one.
+        return notIncremental("column " + column.name() + " has the collation " + collation.get()
+            + ", which its storage table cannot keep, so stored and changed values cannot be matched");
+      }
+    }
     if (shape.layout() == StorageLayout.ROWS) {
       // The ROWS layout counts equal rows and keys them by a hash of their values; Spark can
       // neither group nor hash a map.
@@ -249,6 +258,24 @@ public final class DefinitionShape {
       }
     }
     return shape;
+  }
+
+  /** The collation of a string in {@code type} that is not Spark's default byte-wise one, if any. */
+  private static java.util.Optional<String> collation(org.apache.spark.sql.types.DataType type) {
+    if (type instanceof org.apache.spark.sql.types.StringType string && !string.isUTF8BinaryCollation()) {
+      return java.util.Optional.of(string.collationName());
+    }
+    if (type instanceof org.apache.spark.sql.types.ArrayType array) {
+      return collation(array.elementType());
+    }
+    if (type instanceof org.apache.spark.sql.types.MapType map) {
+      return collation(map.keyType()).or(() -> collation(map.valueType()));
+    }
+    if (type instanceof org.apache.spark.sql.types.StructType struct) {
+      return java.util.Arrays.stream(struct.fields()).map(f -> collation(f.dataType()))
+          .flatMap(java.util.Optional::stream).findFirst();
+    }
+    return java.util.Optional.empty();
   }
 
   private static boolean holdsMap(org.apache.spark.sql.types.DataType type) {

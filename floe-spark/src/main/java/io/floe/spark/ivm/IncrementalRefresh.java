@@ -738,6 +738,9 @@ public final class IncrementalRefresh {
         if (isFloating(types.get(column))) {
           recheck = recheck.or(floatingSumUnsure(column));
           mayRecheck = true;
+        } else if (types.get(column) instanceof org.apache.spark.sql.types.DecimalType) {
+          recheck = recheck.or(decimalSumOverflowed(column, StorageLayout.nonNullCount(position)));
+          mayRecheck = true;
         }
       } else if (role == ColumnRole.AVG) {
         value = AverageState.value(
@@ -809,6 +812,24 @@ public final class IncrementalRefresh {
     Column unsure = removed.isNotNull().and(nonFinite(coalesce(stored, lit(0.0))).or(nonFinite(removed)).or(cancelled));
     // Never NULL: a NULL would drop the group from both the kept and the recomputed rows.
     return coalesce(unsure, lit(false));
+  }
+
+  /**
+   * Whether a DECIMAL sum of the group overflowed: without ANSI mode Spark's SUM gives NULL when the
+   * sum does not fit its type, so a NULL stored sum, change sum or new sum over non-NULL values
+   * says the sum is not known from the stored row and the change (adding to NULL as to 0 would
+   * make one up). Such a group is recomputed from its rows, which gives NULL again or, once the
+   * values that overflowed it are gone, the sum.
+   */
+  private static Column decimalSumOverflowed(String column, String nonNullCount) {
+    Column overflowed = lit(false);
+    for (String side : List.of("o_", "i_", "d_")) {
+      overflowed = overflowed.or(
+          col(side + column).isNull().and(coalesce(col(side + nonNullCount), lit(0L)).gt(0)));
+    }
+    overflowed = overflowed.or(combined(column).isNull().and(combined(nonNullCount).gt(0)));
+    // Never NULL: a NULL would drop the group from both the kept and the recomputed rows.
+    return coalesce(overflowed, lit(false));
   }
 
   private static Column nonFinite(Column value) {

@@ -75,6 +75,10 @@ public final class KeyNarrowing {
    */
   private record Values(DataType type, Optional<Set<Object>> listed, Object min, Object max, boolean withNull) {
     static Values of(DataType type, Set<Object> values, boolean withNull) {
+      // A type not compared by value narrows no read, and need not be ordered (BINARY is not).
+      if (!comparedByValue(type)) {
+        return new Values(type, Optional.of(values), null, null, withNull);
+      }
       return new Values(type, Optional.of(values), least(values, 1), least(values, -1), withNull);
     }
   }
@@ -96,8 +100,9 @@ public final class KeyNarrowing {
      * The values of {@code touched} (a row per touched key): listed up to {@value
      * #MAX_LISTED_KEYS} keys, their ranges alone beyond that; empty when there are none.
      */
-    static Optional<Touched> of(Dataset<Row> touched) {
-      StructType schema = touched.schema();
+    static Optional<Touched> of(Dataset<Row> keys) {
+      StructType schema = keys.schema();
+      Dataset<Row> touched = exact(keys);
       List<Row> rows = touched.limit(MAX_LISTED_KEYS + 1).collectAsList();
       if (rows.isEmpty()) {
         return Optional.empty();
@@ -111,7 +116,7 @@ public final class KeyNarrowing {
             if (row.isNullAt(c)) {
               withNull = true;
             } else {
-              values.add(CatalystTypeConverters.convertToCatalyst(row.get(c)));
+              values.add(internal(row.get(c), schema.fields()[c].dataType()));
             }
           }
           columns.add(Values.of(schema.fields()[c].dataType(), values, withNull));
@@ -134,12 +139,40 @@ public final class KeyNarrowing {
             new Values(
                 schema.fields()[c].dataType(),
                 Optional.empty(),
-                CatalystTypeConverters.convertToCatalyst(ranges.get(3 * c)),
-                CatalystTypeConverters.convertToCatalyst(ranges.get(3 * c + 1)),
+                internal(ranges.get(3 * c), schema.fields()[c].dataType()),
+                internal(ranges.get(3 * c + 1), schema.fields()[c].dataType()),
                 ranges.getBoolean(3 * c + 2)));
       }
       return Optional.of(new Touched(columns));
     }
+  }
+
+  /**
+   * {@code keys} with its dates and timestamps as days and microseconds since the epoch, which are
+   * their Spark internal values: collected as {@code java.sql} values they would go through the
+   * hybrid Julian calendar and come back shifted when they fall in the days of October 1582 it
+   * lacks.
+   */
+  private static Dataset<Row> exact(Dataset<Row> keys) {
+    List<Column> columns = new ArrayList<>();
+    for (StructField field : keys.schema().fields()) {
+      Column value = keys.col(StorageLayout.quote(field.name()));
+      if (field.dataType() instanceof DateType) {
+        value = functions.unix_date(value);
+      } else if (field.dataType() instanceof TimestampType) {
+        value = functions.unix_micros(value);
+      }
+      columns.add(value.as(field.name()));
+    }
+    return keys.select(columns.toArray(new Column[0]));
+  }
+
+  /** A value collected from {@link #exact} as the Spark internal value of a column of {@code type}. */
+  private static Object internal(Object value, DataType type) {
+    if (value == null || type instanceof DateType || type instanceof TimestampType) {
+      return value; // days (int) and microseconds (long) already
+    }
+    return CatalystTypeConverters.convertToCatalyst(value);
   }
 
   /**
