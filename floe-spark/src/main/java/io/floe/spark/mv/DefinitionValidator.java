@@ -4,7 +4,10 @@ import io.floe.FloeException;
 import io.floe.spark.Scala;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.MetadataAttribute$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 
 /**
@@ -51,6 +54,40 @@ public final class DefinitionValidator {
                     + ": "
                     + clause
                     + " is not allowed in a definition; a materialized view is an unordered set of rows, so order or limit when you query it");
+          }
+          if (node instanceof RelationTimeTravel travel && travel.version().isDefined() && !travel.version().get().matches("\\d+")) {
+            throw new FloeException(
+                "Cannot create materialized view "
+                    + mvName
+                    + ": it reads "
+                    + travel.relation().simpleString(100)
+                    + " VERSION AS OF '"
+                    + travel.version().get()
+                    + "', a branch or tag, which can move without the view's refreshes seeing it; read the table"
+                    + " itself, or one snapshot (VERSION AS OF its id)");
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+  }
+
+  /**
+   * Refuses an analyzed definition that reads a table's metadata columns ({@code _file}, {@code
+   * _pos}, ...): they tell where a row is stored, which a compaction changes without changing any
+   * row, so no refresh can follow them.
+   */
+  public static void checkSourceColumns(String mvName, LogicalPlan analyzed) {
+    analyzed.foreachWithSubqueries(
+        node -> {
+          for (Attribute attribute : Scala.list(node.references().toSeq())) {
+            if (MetadataAttribute$.MODULE$.isValid(attribute.metadata())) {
+              throw new FloeException(
+                  "Cannot create materialized view "
+                      + mvName
+                      + ": it reads the metadata column "
+                      + attribute.name()
+                      + ", which tells where a row is stored and changes when its table is compacted, not when its"
+                      + " rows do; a materialized view can read a table's columns only");
+            }
           }
           return scala.runtime.BoxedUnit.UNIT;
         });

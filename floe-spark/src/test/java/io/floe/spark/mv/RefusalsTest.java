@@ -117,6 +117,38 @@ class RefusalsTest extends MvTestSupport {
     assertNothingCreated("reserved");
   }
 
+  /**
+   * A branch or tag read by name moves without a snapshot of the table's main history to record:
+   * refreshes would never see it move. A snapshot id stays where it is, and is allowed.
+   */
+  @Test
+  void aDefinitionReadingABranchOrTagIsRefusedAndOneReadingASnapshotIsNot() {
+    sql("ALTER TABLE t CREATE BRANCH audit");
+    sql("ALTER TABLE t CREATE TAG eod");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW on_branch AS SELECT id FROM t VERSION AS OF 'audit'"))
+        .contains("Cannot create materialized view " + mv("on_branch"))
+        .contains("VERSION AS OF 'audit', a branch or tag");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW on_tag AS SELECT * FROM (SELECT id FROM t VERSION AS OF 'eod')"))
+        .contains("VERSION AS OF 'eod', a branch or tag");
+    assertNothingCreated("on_branch");
+    assertNothingCreated("on_tag");
+
+    long snapshot = table("t").currentSnapshot().snapshotId();
+    sql("CREATE MATERIALIZED VIEW on_snapshot AS SELECT id FROM t VERSION AS OF " + snapshot);
+    sql("INSERT INTO t VALUES (3, 'c')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW on_snapshot").get(0).<String>getAs("refresh_type")).isEqualTo("NO_CHANGE");
+    assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
+  }
+
+  @Test
+  void aDefinitionReadingMetadataColumnsIsRefused() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW located AS SELECT id, _file AS f, _pos AS p FROM t"))
+        .contains("Cannot create materialized view " + mv("located"))
+        .contains("metadata column _file")
+        .contains("compacted");
+    assertNothingCreated("located");
+  }
+
   @Test
   void nonDeterministicFunctionInAFilterIsRefused() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW nd AS SELECT id FROM t WHERE rand() > 0.5"))
