@@ -75,7 +75,8 @@ public final class IncrementalRefresh {
       long rowsRemoved,
       long snapshotId,
       String reason,
-      List<ExpectationResult> expectations)
+      List<ExpectationResult> expectations,
+      List<String> warnings)
       implements Outcome {}
 
   /** Incremental refresh is impossible here; a full refresh must run, for this reason. */
@@ -182,7 +183,7 @@ public final class IncrementalRefresh {
       String reason = "sources changed without data changes" + (operations.isEmpty() ? "" : " (" + String.join(", ", operations) + ")");
       long snapshot = commitStateOnly(storage, readSnapshot, stateJson, reason, none);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
-      return new Applied(rowsRead, 0, 0, snapshot, reason, none);
+      return new Applied(rowsRead, 0, 0, snapshot, reason, none, List.of());
     }
 
     String suffix = UUID.randomUUID().toString().replace("-", "");
@@ -193,6 +194,8 @@ public final class IncrementalRefresh {
       StorageMerge merge;
       Optional<FeedEntry> feed = Optional.empty();
       List<ExpectationResult> expectations = List.of();
+      // The rows expectations judged: their rejected ones are quarantined once the change committed.
+      Optional<Dataset<Row>> judged = Optional.empty();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
         ChangeViews changed = ChangeViews.of(zsets, appends, suffix, views);
         Terms terms =
@@ -230,6 +233,7 @@ public final class IncrementalRefresh {
           }
           expectations = change.expectations();
           rows = change.rows().get();
+          judged = change.judged();
         } else {
           Terms terms =
               terms(mv, shape.augmentedParsed().orElseThrow(), mv.viewColumns(), sources, oldSources, moved,
@@ -239,10 +243,11 @@ public final class IncrementalRefresh {
           if (!check.isEmpty()) {
             // Constraints are judged on the rows the change brings in; DROP ROW filters both sides
             // alike, so a dropped row's later deletion cancels nothing that was stored.
-            ExpectationCheck.Judged judged = check.judgeIncoming(inserted);
-            expectations = judged.results();
-            inserted = judged.passing();
+            ExpectationCheck.Judged judgement = check.judgeIncoming(inserted);
+            expectations = judgement.results();
+            inserted = judgement.passing();
             deleted = check.keepPassing(deleted);
+            judged = Optional.of(judgement.judged());
           }
           rows = linearChange(mv, inserted, deleted);
         }
@@ -253,7 +258,10 @@ public final class IncrementalRefresh {
       }
       String reason = changedReason(appendOnly, operations);
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, reason, expectations);
-      return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, reason, expectations);
+      List<String> warnings = new ArrayList<>();
+      judged.flatMap(rejected -> check.quarantineCommitted(rejected, System.currentTimeMillis(), false))
+          .ifPresent(warnings::add);
+      return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, reason, expectations, warnings);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
       spark.catalog().dropTempView(changes);

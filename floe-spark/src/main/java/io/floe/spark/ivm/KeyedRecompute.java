@@ -34,10 +34,14 @@ import org.apache.spark.sql.types.DataType;
  * hash, merged like a linear definition's.
  */
 final class KeyedRecompute {
-  /** The change to merge, or the reason it cannot be computed incrementally. */
-  record Change(Optional<Dataset<Row>> rows, String fallback, List<ExpectationResult> expectations) {
+  /**
+   * The change to merge, or the reason it cannot be computed incrementally; with the rows the
+   * expectations judged, to quarantine once the change is committed.
+   */
+  record Change(
+      Optional<Dataset<Row>> rows, String fallback, List<ExpectationResult> expectations, Optional<Dataset<Row>> judged) {
     Change(Optional<Dataset<Row>> rows, String fallback) {
-      this(rows, fallback, List.of());
+      this(rows, fallback, List.of(), Optional.empty());
     }
   }
 
@@ -113,12 +117,14 @@ final class KeyedRecompute {
         touchedRows(old, view, shape, touched).select(withWeight(view, col(StorageLayout.quote(StorageLayout.COUNT)).multiply(-1)));
     Dataset<Row> recomputed = touchedRows(fresh, view, shape, touched);
     List<ExpectationResult> expectations = List.of();
+    Optional<Dataset<Row>> judgedRows = Optional.empty();
     if (!check.isEmpty()) {
       // The recomputed rows of the touched keys are the change the expectations judge; the stored
       // rows they replace passed when they were stored, so dropping here keeps the view consistent.
       ExpectationCheck.Judged judged = check.judgeIncoming(recomputed);
       expectations = judged.results();
       recomputed = judged.passing();
+      judgedRows = Optional.of(judged.judged());
     }
     Dataset<Row> added = recomputed.groupBy(StorageLayout.columns(view)).agg(count(lit(1)).as(WEIGHT));
     Dataset<Row> change =
@@ -126,7 +132,7 @@ final class KeyedRecompute {
             .groupBy(StorageLayout.columns(view))
             .agg(sum(col(WEIGHT)).as(WEIGHT))
             .filter(col(WEIGHT).notEqual(0));
-    return new Change(Optional.of(StorageLayout.withRowKey(change, view).localCheckpoint(true)), "", expectations);
+    return new Change(Optional.of(StorageLayout.withRowKey(change, view).localCheckpoint(true)), "", expectations, judgedRows);
   }
 
   /** A view row's value of a key column: the first non-null of its positions. */

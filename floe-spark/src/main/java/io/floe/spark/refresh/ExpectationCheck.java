@@ -19,10 +19,13 @@ import io.floe.sql.Expectation;
 import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Evaluates a materialized view's {@code CONSTRAINT name EXPECT (condition) [ON VIOLATION ...]} expectations on
@@ -32,6 +35,8 @@ import org.apache.spark.sql.functions;
  * refresh (all rows) and an incremental one (the change's rows).
  */
 public final class ExpectationCheck {
+  private static final Logger LOG = LoggerFactory.getLogger(ExpectationCheck.class);
+
   /** Storage table property: {@code true} keeps the rows DROP ROW constraints leave out in a quarantine table. */
   public static final String QUARANTINE_PROPERTY = "floe.expectations.quarantine";
 
@@ -110,20 +115,38 @@ public final class ExpectationCheck {
     return results;
   }
 
-  /** The rows of a change that constraints let in, and the counts of each constraint over it. */
-  public record Judged(Dataset<Row> passing, List<ExpectationResult> results) {}
+  /**
+   * The rows of a change that constraints let in, the counts of each constraint over it, and the
+   * rows judged, for {@link #quarantineCommitted} once the refresh committed.
+   */
+  public record Judged(Dataset<Row> passing, List<ExpectationResult> results, Dataset<Row> judged) {}
 
   /**
    * Judges the rows an incremental refresh brings in: evaluates every constraint once over them
    * (materialized first, so that the evaluation, the quarantine and the refresh read the same
-   * rows), appends the rows {@code DROP ROW} constraints reject to the quarantine table, and
-   * returns the rows that pass.
+   * rows) and returns the rows that pass. The rejected rows go to the quarantine table only once
+   * the refresh committed ({@link #quarantineCommitted}): an attempt that fails to commit, or a
+   * process that dies first, must not leave them there, or its retry would add them again.
    */
   public Judged judgeIncoming(Dataset<Row> incoming) {
     Dataset<Row> rows = incoming.localCheckpoint(true);
     List<ExpectationResult> results = evaluate(rows);
-    quarantine(rows, System.currentTimeMillis(), false);
-    return new Judged(keepPassing(rows), results);
+    return new Judged(keepPassing(rows), results, rows);
+  }
+
+  /**
+   * {@link #quarantine} for a refresh that has committed: a failure cannot undo the refresh, so it
+   * is returned as a warning (the rows left out are then not kept) rather than thrown.
+   */
+  public Optional<String> quarantineCommitted(Dataset<Row> rows, long refreshedAtMs, boolean replace) {
+    try {
+      quarantine(rows, refreshedAtMs, replace);
+      return Optional.empty();
+    } catch (RuntimeException e) {
+      LOG.warn("The refresh of {} is committed, but its quarantine table was not written", mv, e);
+      return Optional.of("the refresh of " + mv + " is committed, but the rows its DROP ROW constraints left out"
+          + " are not kept: " + ErrorMessages.firstLine(e.getMessage()));
+    }
   }
 
   /** {@code rows} without those a {@code DROP ROW} constraint rejects. */
@@ -157,7 +180,7 @@ public final class ExpectationCheck {
    * asks for it ({@value #QUARANTINE_PROPERTY}): a full refresh replaces its rows, an incremental one appends.
    * Runs after the refresh committed, as a separate commit.
    */
-  public void quarantine(Dataset<Row> rows, long refreshedAtMs, boolean replace) {
+  private void quarantine(Dataset<Row> rows, long refreshedAtMs, boolean replace) {
     if (!dropsRows() || !Boolean.parseBoolean(mv.storageTable().properties().get(QUARANTINE_PROPERTY))) {
       return;
     }

@@ -299,7 +299,7 @@ public final class RefreshExecutor {
               System.currentTimeMillis() - start,
               applied.snapshotId(),
               1,
-              List.of(),
+              applied.warnings(),
               applied.expectations());
         }
         reason = ((IncrementalRefresh.Fallback) outcome).reason();
@@ -353,7 +353,7 @@ public final class RefreshExecutor {
     if (committed == null || !stateJson.equals(committed.summary().get(RefreshState.SUMMARY_KEY))) {
       committed = findCommitted(storage, stateJson);
     }
-    check.quarantine(viewRows, start, true);
+    List<String> warnings = check.quarantineCommitted(viewRows, start, true).stream().toList();
     Map<String, Long> rowsRead = new LinkedHashMap<>();
     for (Source source : pinned.sources()) {
       rowsRead.put(source.name().toString(), source.totalRecords());
@@ -373,7 +373,7 @@ public final class RefreshExecutor {
         System.currentTimeMillis() - start,
         committed.snapshotId(),
         1,
-        List.of(),
+        warnings,
         expectationCounts);
   }
 
