@@ -22,7 +22,6 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -53,7 +52,6 @@ public final class FileIngestion {
   private static final int MAX_ATTEMPTS = 4;
   private static final String BRANCH_PREFIX = "floe_ingest_";
   /** A branch of a run that died is removed by a later run once it is this old. */
-  private static final long STALE_BRANCH_MS = 60 * 60 * 1000L;
 
   private final SparkSession spark;
   private final MaterializedViewCatalog catalog;
@@ -156,7 +154,6 @@ public final class FileIngestion {
   private IngestResult runOnce(ResolvedName name) {
     long start = System.currentTimeMillis();
     Table table = name.catalog().loadTable(name.identifier());
-    removeStaleBranches(table, start);
     FileSource source = StreamingTable.source(table);
     List<SourceFile> listed = FileListing.list(name.toString(), source.path(), hadoopConf());
     catalog.invalidateSparkCache(name);
@@ -305,17 +302,6 @@ public final class FileIngestion {
               + StreamingTable.RESCUED_DATA);
     }
     return warnings;
-  }
-
-  private void removeStaleBranches(Table table, long now) {
-    for (Map.Entry<String, SnapshotRef> ref : table.refs().entrySet()) {
-      if (ref.getKey().startsWith(BRANCH_PREFIX)
-          && ref.getValue().isBranch()
-          && now - table.snapshot(ref.getValue().snapshotId()).timestampMillis() > STALE_BRANCH_MS) {
-        LOG.info("Removing branch {} of {} left by an ingestion run that did not finish", ref.getKey(), table.name());
-        table.manageSnapshots().removeBranch(ref.getKey()).commit();
-      }
-    }
   }
 
   private org.apache.hadoop.conf.Configuration hadoopConf() {

@@ -1,17 +1,38 @@
 package io.floe.spark.ivm;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.iceberg.ManageSnapshots;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Commits a row-level change to a storage table exactly once. The change is written to a private
  * branch created at the snapshot the refresh read; main is then fast-forwarded to it, which Iceberg
  * refuses when main has moved since (another refresh won the race), so a delta computed against
  * one state is never applied to another. Ingestion commits new files' rows the same way. The branch is removed either way.
+ *
+ * <p>A process that dies while it holds a branch cannot remove it, and a branch keeps its snapshots
+ * and their files from expiring. The branch's name carries the time it was made, and each new
+ * branch of a prefix first removes those of that prefix older than {@link #ABANDONED_AFTER}: no
+ * refresh or ingestion runs that long.
  */
 public final class BranchCommit implements AutoCloseable {
+  /** How old a private branch is when it is taken for one a dead process left behind. */
+  public static final Duration ABANDONED_AFTER = Duration.ofDays(1);
+
+  private static final Logger LOG = LoggerFactory.getLogger(BranchCommit.class);
+  private static final Pattern MADE_AT = Pattern.compile("(\\d{13})_[0-9a-f]{32}");
+
   private final Table table;
   private final String branch;
   private final long baseSnapshotId;
@@ -26,8 +47,49 @@ public final class BranchCommit implements AutoCloseable {
   public BranchCommit(Table table, long baseSnapshotId, String prefix) {
     this.table = table;
     this.baseSnapshotId = baseSnapshotId;
-    this.branch = prefix + UUID.randomUUID().toString().replace("-", "");
+    long now = System.currentTimeMillis();
+    removeAbandoned(table, prefix, now);
+    this.branch = prefix + now + "_" + UUID.randomUUID().toString().replace("-", "");
     table.manageSnapshots().createBranch(branch, baseSnapshotId).commit();
+  }
+
+  /**
+   * Removes the branches of {@code prefix} made more than {@link #ABANDONED_AFTER} before {@code
+   * now}: by the time in their name, or, for a name without one (made by an earlier Floe), by the
+   * time of their head snapshot. A failure to remove one is left to the next branch.
+   */
+  static void removeAbandoned(Table table, String prefix, long now) {
+    long cutoff = now - ABANDONED_AFTER.toMillis();
+    List<String> abandoned = new ArrayList<>();
+    for (Map.Entry<String, SnapshotRef> ref : table.refs().entrySet()) {
+      String name = ref.getKey();
+      if (!ref.getValue().isBranch() || !name.startsWith(prefix)) {
+        continue;
+      }
+      Matcher madeAt = MADE_AT.matcher(name.substring(prefix.length()));
+      long made;
+      if (madeAt.matches()) {
+        made = Long.parseLong(madeAt.group(1));
+      } else {
+        Snapshot head = table.snapshot(ref.getValue().snapshotId());
+        made = head == null ? Long.MIN_VALUE : head.timestampMillis();
+      }
+      if (made < cutoff) {
+        abandoned.add(name);
+      }
+    }
+    if (abandoned.isEmpty()) {
+      return;
+    }
+    try {
+      ManageSnapshots remove = table.manageSnapshots();
+      abandoned.forEach(remove::removeBranch);
+      remove.commit();
+      LOG.info("Removed {} branch(es) of {} left by refreshes or ingestions that did not finish: {}",
+          abandoned.size(), table.name(), abandoned);
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot remove the abandoned branches {} of {}; a later commit tries again", abandoned, table.name(), e);
+    }
   }
 
   public String branch() {

@@ -67,6 +67,35 @@ class ConcurrentRefreshTest extends MvTestSupport {
     assertSameRows("SELECT * FROM checked", "SELECT id, v FROM readings WHERE v IS NOT NULL", 2700);
   }
 
+  /**
+   * A refresh that died while it held its private branch left the branch behind, and a branch
+   * keeps its snapshots from expiring. The next refresh removes such branches once they are older
+   * than any refresh runs, and leaves a young one (a refresh in flight elsewhere) alone.
+   */
+  @Test
+  void aBranchADeadRefreshLeftIsRemovedOnceItIsOld() {
+    sql("CREATE TABLE visits (id INT) USING iceberg");
+    sql("INSERT INTO visits VALUES (1), (2)");
+    sql("CREATE MATERIALIZED VIEW visit_ids AS SELECT id FROM visits");
+    org.apache.iceberg.Table storage = table("visit_ids__storage");
+    long head = storage.currentSnapshot().snapshotId();
+    long now = System.currentTimeMillis();
+    String hex = "0123456789abcdef0123456789abcdef";
+    String dead = "floe_refresh_" + (now - io.floe.spark.ivm.BranchCommit.ABANDONED_AFTER.toMillis() - 60_000) + "_" + hex;
+    String inFlight = "floe_refresh_" + (now - 60_000) + "_" + hex;
+    String olderFormat = "floe_refresh_" + hex;
+    storage.manageSnapshots().createBranch(dead, head).createBranch(inFlight, head).createBranch(olderFormat, head).commit();
+
+    sql("INSERT INTO visits VALUES (3)");
+    assertThat(sql("REFRESH MATERIALIZED VIEW visit_ids").get(0).<String>getAs("refresh_type")).isEqualTo("INCREMENTAL");
+
+    storage.refresh();
+    assertThat(storage.refs().keySet())
+        .doesNotContain(dead)
+        .contains(inFlight, olderFormat)
+        .as("the refresh's own branch is gone").filteredOn(name -> name.startsWith("floe_refresh_")).hasSize(2);
+  }
+
   private List<Row> refreshAtOnce(String statement, int times) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(times);
     CountDownLatch start = new CountDownLatch(1);
