@@ -253,7 +253,7 @@ public final class RefreshExecutor {
       return new RefreshResult(
           mv.name().toString(),
           RefreshType.NO_CHANGE,
-          "no source changed since the last refresh" + staleUpstreams(pinned, prePinned),
+          "no source changed since the last refresh" + staleUpstreams(pinned),
           before,
           after,
           Map.of(),
@@ -704,18 +704,17 @@ public final class RefreshExecutor {
   public static final String INCREMENTAL_ENABLED = "spark.sql.optimizer.incrementalMVRefresh.enabled";
 
   /**
-   * For a view with nothing to do: the source MVs that are themselves stale, whose own refresh
-   * (or {@code CASCADE} from them) would bring this view new rows. A source the run pinned is left
-   * out: a cascade has just refreshed it, or reads it as it was when the run began, so what it
-   * lacks came later and the advice would be wrong. Empty text when there are none.
+   * The pinned definition analyzed once, with the query's own column names, naming the MV in any
+   * error. Its plan decides the shape; renamed to the view's columns it gives the rows.
    */
-  private String staleUpstreams(PinnedDefinition pinned, Map<String, Source> prePinned) {
+  /**
+   * For a view with nothing to do: the source MVs that are themselves stale, whose own refresh
+   * (or {@code CASCADE} from them) would bring this view new rows. Empty text when there are none.
+   */
+  private String staleUpstreams(PinnedDefinition pinned) {
     io.floe.spark.mv.FreshnessCheck check = new io.floe.spark.mv.FreshnessCheck(catalog);
     List<String> stale = new ArrayList<>();
     for (Source source : pinned.sources()) {
-      if (prePinned.containsKey(source.name().toString())) {
-        continue;
-      }
       source.materializedView()
           .filter(upstream -> !check.evaluate(upstream).fresh())
           .ifPresent(upstream -> stale.add(upstream.name().toString()));

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.mv.SourceState;
 import io.floe.refresh.RefreshOutcome;
-import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshStatus;
 import io.floe.refresh.RefreshType;
 import io.floe.spark.refresh.GraphRefresh;
@@ -154,41 +153,6 @@ class GraphRefreshTest extends MvTestSupport {
     String atPin = "SELECT * FROM lake." + ns + ".events VERSION AS OF " + pinned;
     assertSameRows("SELECT * FROM totals", "SELECT sum(v) AS total FROM (" + atPin + ")", 1);
     assertSameRows("SELECT * FROM counts", "SELECT count(*) AS n FROM (" + atPin + ")", 1);
-  }
-
-  /**
-   * A view with nothing to do names its stale source views, so that the user refreshes them. Not
-   * in a run that read them as the run pinned them: a writer that committed since is no advice.
-   */
-  @Test
-  void aViewOfARunIsNotToldItsSourceViewIsStaleByACommitAfterTheRunBegan() {
-    sql("CREATE MATERIALIZED VIEW kept AS SELECT id, v FROM events WHERE v > 0");
-    sql("CREATE MATERIALIZED VIEW kept_total AS SELECT sum(v) AS total FROM kept");
-    AtomicBoolean wrote = new AtomicBoolean();
-
-    GraphRefreshResult result =
-        graph()
-            .targets(List.of(mv("kept"), mv("kept_total")))
-            .parallelism(1)
-            .listener(
-                new RefreshListener() {
-                  @Override
-                  public void finished(RefreshOutcome outcome) {
-                    if (outcome.materializedView().endsWith(".kept") && wrote.compareAndSet(false, true)) {
-                      sql("INSERT INTO events VALUES (5, 50)");
-                    }
-                  }
-                })
-            .refresh();
-
-    assertThat(wrote).isTrue();
-    RefreshResult total = result.outcomes().stream()
-        .filter(o -> o.materializedView().endsWith(".kept_total")).findFirst().orElseThrow().result();
-    assertThat(total.type()).isEqualTo(RefreshType.NO_CHANGE);
-    assertThat(total.reason()).isEqualTo("no source changed since the last refresh");
-    // Outside a run the advice stands.
-    assertThat(sql("REFRESH MATERIALIZED VIEW kept_total").get(0).<String>getAs("reason"))
-        .contains("its source " + full("kept") + " is stale itself");
   }
 
   @Test
