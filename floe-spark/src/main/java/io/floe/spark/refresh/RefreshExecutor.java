@@ -704,10 +704,6 @@ public final class RefreshExecutor {
   public static final String INCREMENTAL_ENABLED = "spark.sql.optimizer.incrementalMVRefresh.enabled";
 
   /**
-   * The pinned definition analyzed once, with the query's own column names, naming the MV in any
-   * error. Its plan decides the shape; renamed to the view's columns it gives the rows.
-   */
-  /**
    * For a view with nothing to do: the source MVs that are themselves stale, whose own refresh
    * (or {@code CASCADE} from them) would bring this view new rows. Empty text when there are none.
    */
