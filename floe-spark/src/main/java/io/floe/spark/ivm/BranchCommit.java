@@ -112,7 +112,12 @@ public final class BranchCommit implements AutoCloseable {
           "Storage table %s moved since the refresh read it (snapshot %s, now %s)",
           table.name(), baseSnapshotId, table.currentSnapshot() == null ? "none" : table.currentSnapshot().snapshotId());
     }
-    long head = table.refs().get(branch).snapshotId();
+    SnapshotRef ref = table.refs().get(branch);
+    if (ref == null) {
+      // Removed by another process that took it for abandoned: the run took over a day.
+      throw new CommitFailedException("The branch %s of %s was removed before it could be published", branch, table.name());
+    }
+    long head = ref.snapshotId();
     try {
       table.manageSnapshots().fastForwardBranch(SnapshotRef.MAIN_BRANCH, branch).removeBranch(branch).commit();
     } catch (IllegalArgumentException e) {

@@ -760,6 +760,10 @@ public final class IncrementalRefresh {
         if (isFloating(types.get(column))) {
           recheck = recheck.or(floatingSumUnsure(column));
           mayRecheck = true;
+        } else if (types.get(column) instanceof org.apache.spark.sql.types.DecimalType) {
+          // An AVG's running DECIMAL sum overflows as a SUM does.
+          recheck = recheck.or(decimalSumOverflowed(column, StorageLayout.nonNullCount(runningSums.get(column))));
+          mayRecheck = true;
         }
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
         Column storedValue = col("o_" + column);

@@ -119,6 +119,10 @@ public final class PipelineValidator {
       }
       try (SessionSettings applied = SessionSettings.apply(spark, graph.settingsOf(dataset))) {
         check(graph, dataset, problems, failed, inCatalog, analyzed, pinning);
+      } catch (RuntimeException e) { // a SET Spark refuses: the dataset's problem
+        failed.add(dataset.name());
+        problems.add(new PipelineProblem(
+            dataset.statement().location(), dataset.name(), ErrorMessages.firstLine(e.getMessage(), "unknown error")));
       }
     }
     return problems;

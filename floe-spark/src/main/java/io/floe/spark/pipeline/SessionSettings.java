@@ -17,14 +17,32 @@ final class SessionSettings implements AutoCloseable {
     this.previous = previous;
   }
 
-  /** Sets {@code settings} on {@code spark} until the result is closed. */
+  /**
+   * Sets {@code settings} on {@code spark} until the result is closed. A setting Spark refuses (a
+   * static key, a value of the wrong kind) puts back those already set and is thrown.
+   */
   static SessionSettings apply(SparkSession spark, Map<String, String> settings) {
     Map<String, String> previous = new LinkedHashMap<>();
-    settings.forEach((key, value) -> {
-      previous.putIfAbsent(key, spark.conf().getOption(key).getOrElse(() -> null));
-      spark.conf().set(key, value);
-    });
-    return new SessionSettings(spark, previous);
+    SessionSettings applied = new SessionSettings(spark, previous);
+    try {
+      settings.forEach((key, value) -> {
+        // Only a value the session set is put back; a key it left at its default is unset again
+        // (reading it would give the default, and setting that would make it look set).
+        previous.putIfAbsent(key, explicitlySet(spark, key) ? spark.conf().get(key) : null);
+        spark.conf().set(key, value);
+      });
+    } catch (RuntimeException e) {
+      applied.close();
+      throw e;
+    }
+    return applied;
+  }
+
+  private static boolean explicitlySet(SparkSession spark, String key) {
+    if (spark instanceof org.apache.spark.sql.classic.SparkSession classic) {
+      return classic.sessionState().conf().contains(key);
+    }
+    return spark.conf().getOption(key).isDefined();
   }
 
   @Override

@@ -51,6 +51,8 @@ public final class AnotherProcess implements AutoCloseable {
     command.add(statement);
     Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     AnotherProcess started = new AnotherProcess(process);
+    // A process that hangs is ended, so that the reads below end too.
+    java.util.concurrent.CompletableFuture.delayedExecutor(5, TimeUnit.MINUTES).execute(process::destroyForcibly);
     String line;
     while ((line = started.out.readLine()) != null) {
       if (line.equals(READY)) {

@@ -107,6 +107,17 @@ class KeyValuesTest extends MvTestSupport {
       sql("REFRESH MATERIALIZED VIEW sum_total");
       assertSameRows("SELECT * FROM sums_by_key", byKey, 2);
       assertSameRows("SELECT * FROM sum_total", total, 1);
+
+      // An AVG keeps a running sum of the same type, which overflows alike.
+      sql("CREATE TABLE averaged (k INT, d DECIMAL(38,0)) USING iceberg");
+      sql("INSERT INTO averaged VALUES (3, " + big + "), (3, " + big + "), (3, 2), (3, 4)");
+      String average = "SELECT k, AVG(d) AS ad FROM averaged GROUP BY k";
+      sql("CREATE MATERIALIZED VIEW averages AS " + average);
+      assertThat(count("SELECT * FROM averages WHERE ad IS NULL")).as("the overflowed average").isEqualTo(1);
+      sql("DELETE FROM averaged WHERE d > 100");
+      sql("REFRESH MATERIALIZED VIEW averages");
+      assertSameRows("SELECT * FROM averages", average, 1);
+      assertThat(count("SELECT * FROM averages WHERE ad = 3")).isEqualTo(1);
     } finally {
       spark.conf().unset("spark.sql.ansi.enabled");
     }
