@@ -164,7 +164,6 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       pinned = pinning.pin(statement().query(), defaultCatalog, defaultNamespace);
       Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
       DefinitionValidator.checkDeterministic(name.toString(), rows.queryExecution().analyzed());
-      DefinitionValidator.checkSourceColumns(name.toString(), rows.queryExecution().analyzed());
       schema = rows.schema();
       shape = DefinitionShape.of(pinned.parsed(), rows.queryExecution().analyzed());
     } catch (FloeException e) {

@@ -100,8 +100,11 @@ final class ChangeBounds {
     return aggregates;
   }
 
-  /** {@code value} in a form whose collected value is exact: days for a date, microseconds for a timestamp. */
-  private static Column exact(Column value, DataType type) {
+  /**
+   * {@code value} in a form whose collected value is exact and is its Spark internal value: days
+   * for a date, microseconds for a timestamp.
+   */
+  static Column exact(Column value, DataType type) {
     if (type instanceof DateType) {
       return unix_date(value);
     } else if (type instanceof TimestampType) {

@@ -156,13 +156,7 @@ public final class KeyNarrowing {
   private static Dataset<Row> exact(Dataset<Row> keys) {
     List<Column> columns = new ArrayList<>();
     for (StructField field : keys.schema().fields()) {
-      Column value = keys.col(StorageLayout.quote(field.name()));
-      if (field.dataType() instanceof DateType) {
-        value = functions.unix_date(value);
-      } else if (field.dataType() instanceof TimestampType) {
-        value = functions.unix_micros(value);
-      }
-      columns.add(value.as(field.name()));
+      columns.add(ChangeBounds.exact(keys.col(StorageLayout.quote(field.name())), field.dataType()).as(field.name()));
     }
     return keys.select(columns.toArray(new Column[0]));
   }

@@ -48,60 +48,42 @@ public final class DefinitionValidator {
         node -> {
           String clause = REFUSED_NODES.get(node.getClass().getSimpleName());
           if (clause != null) {
-            throw new FloeException(
-                "Cannot create materialized view "
-                    + mvName
-                    + ": "
-                    + clause
-                    + " is not allowed in a definition; a materialized view is an unordered set of rows, so order or limit when you query it");
+            throw refused(mvName, clause + " is not allowed in a definition; a materialized view is an unordered set of"
+                + " rows, so order or limit when you query it");
           }
           if (node instanceof RelationTimeTravel travel && travel.version().isDefined() && !travel.version().get().matches("\\d+")) {
-            throw new FloeException(
-                "Cannot create materialized view "
-                    + mvName
-                    + ": it reads "
-                    + travel.relation().simpleString(100)
-                    + " VERSION AS OF '"
-                    + travel.version().get()
-                    + "', a branch or tag, which can move without the view's refreshes seeing it; read the table"
-                    + " itself, or one snapshot (VERSION AS OF its id)");
+            throw refused(mvName, "it reads " + travel.relation().simpleString(100) + " VERSION AS OF '"
+                + travel.version().get() + "', a branch or tag, which can move without the view's refreshes seeing it;"
+                + " read the table itself, or one snapshot (VERSION AS OF its id)");
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
   }
 
   /**
-   * Refuses an analyzed definition that reads a table's metadata columns ({@code _file}, {@code
-   * _pos}, ...): they tell where a row is stored, which a compaction changes without changing any
-   * row, so no refresh can follow them.
+   * Checks the analyzed definition for non-deterministic functions, and for a table's metadata
+   * columns ({@code _file}, {@code _pos}, ...): they tell where a row is stored, which a compaction
+   * changes without changing any row, so no refresh can follow them.
    */
-  public static void checkSourceColumns(String mvName, LogicalPlan analyzed) {
+  public static void checkDeterministic(String mvName, LogicalPlan analyzed) {
     analyzed.foreachWithSubqueries(
         node -> {
           for (Attribute attribute : Scala.list(node.references().toSeq())) {
             if (MetadataAttribute$.MODULE$.isValid(attribute.metadata())) {
-              throw new FloeException(
-                  "Cannot create materialized view "
-                      + mvName
-                      + ": it reads the metadata column "
-                      + attribute.name()
-                      + ", which tells where a row is stored and changes when its table is compacted, not when its"
-                      + " rows do; a materialized view can read a table's columns only");
+              throw refused(mvName, "it reads the metadata column " + attribute.name()
+                  + ", which tells where a row is stored and changes when its table is compacted, not when its"
+                  + " rows do; a materialized view can read a table's columns only");
             }
           }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
-  }
-
-  /** Checks the analyzed definition for non-deterministic functions. */
-  public static void checkDeterministic(String mvName, LogicalPlan analyzed) {
-    analyzed.foreachWithSubqueries(
-        node -> {
           for (Expression expression : Scala.list(node.expressions())) {
             checkExpression(mvName, expression, null);
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
+  }
+
+  private static FloeException refused(String mvName, String problem) {
+    return new FloeException("Cannot create materialized view " + mvName + ": " + problem);
   }
 
   /**
@@ -116,10 +98,8 @@ public final class DefinitionValidator {
         !expression.deterministic()
             && Scala.list(expression.children()).stream().allMatch(Expression::deterministic);
     if (timeOrSession || leafNonDeterministic) {
-      throw new FloeException(
-          "Cannot create materialized view "
-              + mvName
-              + ": its definition calls the non-deterministic function "
+      throw refused(mvName,
+          "its definition calls the non-deterministic function "
               + expression.prettyName()
               + "()"
               + (enclosing == null ? "" : " (in " + enclosing.sql() + ")")

@@ -183,7 +183,6 @@ public final class PipelineValidator {
               parsed, dataset.defaultCatalog(), dataset.defaultNamespace(), (parts, name) -> read(analyzed, parts, name));
       LogicalPlan result = Dataset.ofRows(spark, plan).queryExecution().analyzed();
       DefinitionValidator.checkDeterministic(dataset.name(), result);
-      DefinitionValidator.checkSourceColumns(dataset.name(), result);
       analyzed.put(dataset.name(), result);
     } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       failed.add(dataset.name());
