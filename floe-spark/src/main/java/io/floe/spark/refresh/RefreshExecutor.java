@@ -243,7 +243,8 @@ public final class RefreshExecutor {
     Optional<RefreshState> recorded = mv.refreshState(storage);
     List<SourceState> before = recorded.map(RefreshState::sourceStates).orElse(List.of());
 
-    PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
+    PinnedDefinition pinned =
+        pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), notBehind(mv, prePinned, before));
     List<SourceState> after = pinned.sourceStates();
 
     if (!full
@@ -375,6 +376,43 @@ public final class RefreshExecutor {
         1,
         warnings,
         expectationCounts);
+  }
+
+  /**
+   * The run's pins, each moved up to the snapshot the view last read its source at when that
+   * snapshot descends from the pin. A run pins its sources before it refreshes its views, and a
+   * view's refresh may wait for another refresh of it ({@link RefreshLocks}) or be overtaken by
+   * one in another process, which read a newer snapshot: refreshing at the pin would take the view
+   * back in time (a full refresh to older data). From the newer snapshot the source has nothing
+   * to add.
+   */
+  private Map<String, Source> notBehind(MaterializedView mv, Map<String, Source> prePinned, List<SourceState> recorded) {
+    Map<String, Source> pins = new LinkedHashMap<>(prePinned);
+    for (Map.Entry<String, Source> entry : prePinned.entrySet()) {
+      Source pin = entry.getValue();
+      String uuid = pin.table().uuid().toString();
+      Optional<Long> read =
+          recorded.stream()
+              .filter(state -> state.type() == SourceState.Type.TABLE && state.uuid().equals(uuid))
+              .map(SourceState::snapshotId)
+              .flatMap(Optional::stream)
+              .findFirst();
+      if (read.isEmpty() || pin.snapshot().isEmpty() || read.get() == pin.snapshot().get().snapshotId()) {
+        continue;
+      }
+      Source now = pinning.pinSource(pin.name());
+      Table table = now.table();
+      long pinnedId = pin.snapshot().get().snapshotId();
+      if (table.uuid().toString().equals(uuid)
+          && table.snapshot(read.get()) != null
+          && org.apache.iceberg.util.SnapshotUtil.isAncestorOf(table, read.get(), pinnedId)) {
+        LOG.info(
+            "{} last read {} at snapshot {}, after this run's pin {}: it is read there, not back in time",
+            mv, pin.name(), read.get(), pinnedId);
+        pins.put(entry.getKey(), new Source(now.name(), now.materializedView(), table, Optional.of(table.snapshot(read.get()))));
+      }
+    }
+    return pins;
   }
 
   /**

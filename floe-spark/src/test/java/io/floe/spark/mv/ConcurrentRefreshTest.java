@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,6 +41,45 @@ class ConcurrentRefreshTest extends MvTestSupport {
     assertThat(rows).extracting(row -> row.<Integer>getAs("attempts")).containsOnly(1);
     assertThat(storageSnapshotCount("named_pets")).isEqualTo(snapshotsBefore + 1);
     assertSameRows("SELECT * FROM named_pets", "SELECT id, upper(name) AS name FROM pets", 3);
+  }
+
+  /**
+   * A run pins its sources before it refreshes its views; another refresh may overtake it and read
+   * newer snapshots of them (one in another process, or the one this refresh waited for). The run's
+   * refresh then leaves the view where that one left it rather than take it back to the pins' older
+   * data, for a table source and for a materialized view source alike.
+   */
+  @Test
+  void aRunOvertakenByANewerRefreshDoesNotTakeTheViewBackInTime() {
+    sql("CREATE TABLE rides (id INT, v INT) USING iceberg");
+    sql("INSERT INTO rides VALUES (1, 10), (2, 20)");
+    sql("CREATE MATERIALIZED VIEW ride_rows AS SELECT id, v FROM rides WHERE v > 0");
+    sql("CREATE MATERIALIZED VIEW ride_total AS SELECT count(*) AS n, sum(v) AS v FROM ride_rows");
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    io.floe.spark.refresh.SourcePinning pinning =
+        new io.floe.spark.refresh.SourcePinning((org.apache.spark.sql.classic.SparkSession) spark);
+    ResolvedName rides = catalog.resolve(List.of("lake", ns, "rides"), "lake", List.of(ns));
+    ResolvedName rideRows = catalog.resolve(List.of("lake", ns, "ride_rows"), "lake", List.of(ns));
+    Map<String, io.floe.spark.refresh.Source> oldPins =
+        Map.of(rides.toString(), pinning.pinSource(rides), rideRows.toString(), pinning.pinSource(rideRows));
+
+    sql("INSERT INTO rides VALUES (3, 30)");
+    sql("REFRESH MATERIALIZED VIEW ride_rows CASCADE");
+    long rowsSnapshot = storageSnapshot("ride_rows").snapshotId();
+    long totalSnapshot = storageSnapshot("ride_total").snapshotId();
+
+    io.floe.spark.refresh.RefreshExecutor executor =
+        new io.floe.spark.refresh.RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark);
+    io.floe.refresh.RefreshRun run = io.floe.refresh.RefreshRun.start(io.floe.refresh.RefreshTrigger.MANUAL);
+    for (String name : List.of("ride_rows", "ride_total")) {
+      MaterializedView mv = catalog.loadExisting(catalog.resolve(List.of("lake", ns, name), "lake", List.of(ns)), "refresh");
+      io.floe.refresh.RefreshResult result = executor.refresh(mv, false, run, oldPins);
+      assertThat(result.type()).as(name).isEqualTo(io.floe.refresh.RefreshType.NO_CHANGE);
+    }
+    assertThat(storageSnapshot("ride_rows").snapshotId()).isEqualTo(rowsSnapshot);
+    assertThat(storageSnapshot("ride_total").snapshotId()).isEqualTo(totalSnapshot);
+    assertSameRows("SELECT * FROM ride_rows", "SELECT id, v FROM rides", 3);
+    assertSameRows("SELECT * FROM ride_total", "SELECT 3L AS n, 60L AS v", 1);
   }
 
   /**
