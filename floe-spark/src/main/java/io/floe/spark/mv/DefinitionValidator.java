@@ -2,8 +2,17 @@ package io.floe.spark.mv;
 
 import io.floe.FloeException;
 import io.floe.spark.Scala;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -56,8 +65,50 @@ public final class DefinitionValidator {
                 + travel.version().get() + "', a branch or tag, which can move without the view's refreshes seeing it;"
                 + " read the table itself, or one snapshot (VERSION AS OF its id)");
           }
+          if (node instanceof RelationTimeTravel travel && travel.timestamp().isDefined()) {
+            checkTimestamp(mvName, travel, travel.timestamp().get());
+          }
           return scala.runtime.BoxedUnit.UNIT;
         });
+  }
+
+  /** Functions of the clock, as the parser leaves them (by name, any case). */
+  private static final Set<String> CLOCK_NAMES =
+      Set.of("current_timestamp", "now", "current_date", "curdate", "localtimestamp", "current_time", "unix_timestamp");
+
+  /**
+   * Refuses {@code TIMESTAMP AS OF} a time that moves with the clock, or that is still to come: the
+   * snapshot either names changes as time passes, with no commit for a refresh to see. A time in
+   * the past names one snapshot for good, and is allowed.
+   */
+  private static void checkTimestamp(String mvName, RelationTimeTravel travel, Expression timestamp) {
+    String read = "it reads " + travel.relation().simpleString(100) + " TIMESTAMP AS OF " + timestamp.sql();
+    boolean clock =
+        timestamp.exists(
+            (scala.Function1<Expression, Object>)
+                e ->
+                    TIME_AND_SESSION_FUNCTIONS.contains(e.getClass().getSimpleName())
+                        || (e instanceof UnresolvedFunction f
+                            && CLOCK_NAMES.contains(f.nameParts().last().toLowerCase(Locale.ROOT)))
+                        || (e instanceof UnresolvedAttribute a
+                            && CLOCK_NAMES.contains(a.name().toLowerCase(Locale.ROOT))));
+    if (clock) {
+      throw refused(mvName, read + ", a time that moves with the clock, so the snapshot it names changes without a"
+          + " commit the view's refreshes could see; read the table itself, or a fixed time in the past");
+    }
+    Object micros;
+    try {
+      micros =
+          new Cast(timestamp, DataTypes.TimestampType, scala.Option.apply(SQLConf.get().sessionLocalTimeZone()))
+              .eval(InternalRow.empty());
+    } catch (RuntimeException e) {
+      // Not a constant this check can evaluate: Spark's own resolution of the clause decides.
+      return;
+    }
+    if (micros instanceof Long at && at > ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now())) {
+      throw refused(mvName, read + ", a time still to come, so the snapshot it names changes with each commit"
+          + " until then without the view's refreshes seeing it; read the table itself, or a time in the past");
+    }
   }
 
   /**

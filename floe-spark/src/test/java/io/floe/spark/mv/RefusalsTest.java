@@ -140,6 +140,36 @@ class RefusalsTest extends MvTestSupport {
     assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
   }
 
+  /**
+   * {@code TIMESTAMP AS OF} a time that moves with the clock, or is still to come, names a
+   * different snapshot as time passes, without a commit a refresh could see. A time in the past
+   * names one snapshot for good, and is allowed.
+   */
+  @Test
+  void aDefinitionReadingAMovingOrFutureTimeIsRefusedAndOneReadingAPastTimeIsNot() throws Exception {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW trailing AS SELECT id FROM t TIMESTAMP AS OF current_timestamp() - INTERVAL 1 DAY"))
+        .contains("Cannot create materialized view " + mv("trailing"))
+        .contains("moves with the clock");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW today AS SELECT id FROM t TIMESTAMP AS OF now()"))
+        .contains("moves with the clock");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW later AS SELECT id FROM t TIMESTAMP AS OF '2999-01-01 00:00:00'"))
+        .contains("Cannot create materialized view " + mv("later"))
+        .contains("TIMESTAMP AS OF '2999-01-01 00:00:00', a time still to come");
+    assertNothingCreated("trailing");
+    assertNothingCreated("today");
+    assertNothingCreated("later");
+
+    Thread.sleep(5);
+    String past = spark.sql("SELECT CAST(current_timestamp() AS STRING)").first().getString(0);
+    Thread.sleep(5);
+    sql("INSERT INTO t VALUES (3, 'c')");
+    sql("CREATE MATERIALIZED VIEW then_rows AS SELECT id FROM t TIMESTAMP AS OF '" + past + "'");
+    assertThat(count("SELECT * FROM then_rows")).isEqualTo(2);
+    sql("INSERT INTO t VALUES (4, 'd')");
+    assertThat(sql("REFRESH MATERIALIZED VIEW then_rows").get(0).<String>getAs("refresh_type")).isEqualTo("NO_CHANGE");
+    assertThat(count("SELECT * FROM then_rows")).isEqualTo(2);
+  }
+
   @Test
   void aDefinitionReadingMetadataColumnsIsRefused() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW located AS SELECT id, _file AS f, _pos AS p FROM t"))
