@@ -293,7 +293,7 @@ public final class GraphRefresh {
   private void pinCommitted(MaterializedView mv, RefreshResult result, Map<String, Source> pins) {
     try {
       MaterializedView current = catalog.loadExisting(mv.name(), "refresh");
-      pins.put(mv.name().toString(), pinning.pinMaterializedView(current, result.storageSnapshotId()));
+      pins.put(mv.name().toString(), pinning.pinMaterializedView(current, result.storageSnapshotId()).refreshedInThisRun());
     } catch (RuntimeException e) {
       // Dropped or rewritten meanwhile: its readers pin it themselves and report what they find.
       LOG.warn("Cannot pin {} at the snapshot it just committed; its readers read its current state", mv, e);

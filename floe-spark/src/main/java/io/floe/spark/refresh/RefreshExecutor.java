@@ -748,16 +748,25 @@ public final class RefreshExecutor {
   private String staleUpstreams(PinnedDefinition pinned) {
     io.floe.spark.mv.FreshnessCheck check = new io.floe.spark.mv.FreshnessCheck(catalog);
     List<String> stale = new ArrayList<>();
+    List<String> movedSinceRun = new ArrayList<>();
     for (Source source : pinned.sources()) {
       source.materializedView()
           .filter(upstream -> !check.evaluate(upstream).fresh())
-          .ifPresent(upstream -> stale.add(upstream.name().toString()));
+          .ifPresent(upstream -> (source.refreshedInRun() ? movedSinceRun : stale).add(upstream.name().toString()));
     }
-    return stale.isEmpty()
-        ? ""
-        : "; its source" + (stale.size() == 1 ? " " : "s ") + String.join(", ", stale) + (stale.size() == 1 ? " is" : " are")
-            + " stale itself: refresh " + (stale.size() == 1 ? "it" : "them") + " first, or use REFRESH ... CASCADE from "
-            + (stale.size() == 1 ? "it" : "them");
+    String advice = "";
+    if (!stale.isEmpty()) {
+      advice += "; its source" + (stale.size() == 1 ? " " : "s ") + String.join(", ", stale) + (stale.size() == 1 ? " is" : " are")
+          + " stale itself: refresh " + (stale.size() == 1 ? "it" : "them") + " first, or use REFRESH ... CASCADE from "
+          + (stale.size() == 1 ? "it" : "them");
+    }
+    if (!movedSinceRun.isEmpty()) {
+      // Refreshed in this very run: its own sources were written after the run pinned them.
+      advice += "; its source" + (movedSinceRun.size() == 1 ? " " : "s ") + String.join(", ", movedSinceRun)
+          + (movedSinceRun.size() == 1 ? " has" : " have") + " sources written after this run read them: the next"
+          + " refresh takes those writes";
+    }
+    return advice;
   }
 
   /**

@@ -14,9 +14,24 @@ import org.apache.iceberg.Table;
  *
  * @param table the table read: the source table itself, or the MV's storage table
  * @param snapshot the pinned snapshot of {@code table}, empty when it has none yet
+ * @param refreshedInRun whether the snapshot is the one the MV's refresh in the same run committed
  */
 public record Source(
-    ResolvedName name, Optional<MaterializedView> materializedView, Table table, Optional<Snapshot> snapshot) {
+    ResolvedName name,
+    Optional<MaterializedView> materializedView,
+    Table table,
+    Optional<Snapshot> snapshot,
+    boolean refreshedInRun) {
+
+  /** A source pinned at a snapshot no refresh of the same run committed. */
+  public Source(ResolvedName name, Optional<MaterializedView> materializedView, Table table, Optional<Snapshot> snapshot) {
+    this(name, materializedView, table, snapshot, false);
+  }
+
+  /** This source, as pinned at the snapshot its refresh in the same run committed. */
+  public Source refreshedInThisRun() {
+    return new Source(name, materializedView, table, snapshot, true);
+  }
 
   /** The states recorded for this source: the table's, or the MV's view version and storage snapshot. */
   public List<SourceState> states() {

@@ -83,6 +83,37 @@ class ConcurrentRefreshTest extends MvTestSupport {
   }
 
   /**
+   * A writer that commits after a cascade refreshed an upstream view leaves that view stale when
+   * its reader's turn comes. The reader finds nothing to do, and says the run's own view has later
+   * writes to take, not that it should have been refreshed first.
+   */
+  @Test
+  void aViewWhoseUpstreamThisRunRefreshedSaysLaterWritesWaitNotRefreshItFirst() {
+    sql("CREATE TABLE fares (id INT, v INT) USING iceberg");
+    sql("INSERT INTO fares VALUES (1, 10)");
+    sql("CREATE MATERIALIZED VIEW fare_rows AS SELECT id, v FROM fares");
+    sql("CREATE MATERIALIZED VIEW fare_total AS SELECT sum(v) AS v FROM fare_rows");
+    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
+    io.floe.spark.refresh.SourcePinning pinning =
+        new io.floe.spark.refresh.SourcePinning((org.apache.spark.sql.classic.SparkSession) spark);
+    MaterializedView rows = catalog.loadExisting(catalog.resolve(List.of("lake", ns, "fare_rows"), "lake", List.of(ns)), "refresh");
+    MaterializedView total = catalog.loadExisting(catalog.resolve(List.of("lake", ns, "fare_total"), "lake", List.of(ns)), "refresh");
+    io.floe.spark.refresh.Source committed = pinning.pinMaterializedView(rows, storageSnapshot("fare_rows").snapshotId());
+    sql("INSERT INTO fares VALUES (2, 20)");
+
+    io.floe.spark.refresh.RefreshExecutor executor =
+        new io.floe.spark.refresh.RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark);
+    io.floe.refresh.RefreshRun run = io.floe.refresh.RefreshRun.start(io.floe.refresh.RefreshTrigger.MANUAL);
+    String inRun =
+        executor.refresh(total, false, run, Map.of(rows.name().toString(), committed.refreshedInThisRun())).reason();
+    assertThat(inRun)
+        .contains("its source " + rows.name() + " has sources written after this run read them")
+        .doesNotContain("stale itself");
+    String outside = executor.refresh(total, false, run, Map.of(rows.name().toString(), committed)).reason();
+    assertThat(outside).contains("its source " + rows.name() + " is stale itself");
+  }
+
+  /**
    * The rows a refresh's constraints leave out are quarantined once it committed: a refresh that
    * loses the commit to another process and retries keeps each of them once, not once per attempt.
    */
