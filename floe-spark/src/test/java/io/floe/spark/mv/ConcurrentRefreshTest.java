@@ -2,6 +2,13 @@ package io.floe.spark.mv;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.refresh.RefreshResult;
+import io.floe.refresh.RefreshRun;
+import io.floe.refresh.RefreshTrigger;
+import io.floe.refresh.RefreshType;
+import io.floe.spark.refresh.RefreshExecutor;
+import io.floe.spark.refresh.Source;
+import io.floe.spark.refresh.SourcePinning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +28,20 @@ class ConcurrentRefreshTest extends MvTestSupport {
   @Override
   protected String prefix() {
     return "race";
+  }
+
+  private org.apache.spark.sql.classic.SparkSession classic() {
+    return (org.apache.spark.sql.classic.SparkSession) spark;
+  }
+
+  private ResolvedName resolved(String name) {
+    return new MaterializedViewCatalog(spark).resolve(List.of("lake", ns, name), "lake", List.of(ns));
+  }
+
+  /** Refreshes the view {@code name} alone, as a run that pinned its sources at {@code pins} would. */
+  private RefreshResult refreshAt(String name, Map<String, Source> pins) {
+    MaterializedView mv = new MaterializedViewCatalog(spark).loadExisting(resolved(name), "refresh");
+    return new RefreshExecutor(classic()).refresh(mv, false, RefreshRun.start(RefreshTrigger.MANUAL), pins);
   }
 
   /**
@@ -55,12 +76,10 @@ class ConcurrentRefreshTest extends MvTestSupport {
     sql("INSERT INTO rides VALUES (1, 10), (2, 20)");
     sql("CREATE MATERIALIZED VIEW ride_rows AS SELECT id, v FROM rides WHERE v > 0");
     sql("CREATE MATERIALIZED VIEW ride_total AS SELECT count(*) AS n, sum(v) AS v FROM ride_rows");
-    MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    io.floe.spark.refresh.SourcePinning pinning =
-        new io.floe.spark.refresh.SourcePinning((org.apache.spark.sql.classic.SparkSession) spark);
-    ResolvedName rides = catalog.resolve(List.of("lake", ns, "rides"), "lake", List.of(ns));
-    ResolvedName rideRows = catalog.resolve(List.of("lake", ns, "ride_rows"), "lake", List.of(ns));
-    Map<String, io.floe.spark.refresh.Source> oldPins =
+    ResolvedName rides = resolved("rides");
+    ResolvedName rideRows = resolved("ride_rows");
+    SourcePinning pinning = new SourcePinning(classic());
+    Map<String, Source> oldPins =
         Map.of(rides.toString(), pinning.pinSource(rides), rideRows.toString(), pinning.pinSource(rideRows));
 
     sql("INSERT INTO rides VALUES (3, 30)");
@@ -68,13 +87,8 @@ class ConcurrentRefreshTest extends MvTestSupport {
     long rowsSnapshot = storageSnapshot("ride_rows").snapshotId();
     long totalSnapshot = storageSnapshot("ride_total").snapshotId();
 
-    io.floe.spark.refresh.RefreshExecutor executor =
-        new io.floe.spark.refresh.RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark);
-    io.floe.refresh.RefreshRun run = io.floe.refresh.RefreshRun.start(io.floe.refresh.RefreshTrigger.MANUAL);
     for (String name : List.of("ride_rows", "ride_total")) {
-      MaterializedView mv = catalog.loadExisting(catalog.resolve(List.of("lake", ns, name), "lake", List.of(ns)), "refresh");
-      io.floe.refresh.RefreshResult result = executor.refresh(mv, false, run, oldPins);
-      assertThat(result.type()).as(name).isEqualTo(io.floe.refresh.RefreshType.NO_CHANGE);
+      assertThat(refreshAt(name, oldPins).type()).as(name).isEqualTo(RefreshType.NO_CHANGE);
     }
     assertThat(storageSnapshot("ride_rows").snapshotId()).isEqualTo(rowsSnapshot);
     assertThat(storageSnapshot("ride_total").snapshotId()).isEqualTo(totalSnapshot);
@@ -94,22 +108,15 @@ class ConcurrentRefreshTest extends MvTestSupport {
     sql("CREATE MATERIALIZED VIEW fare_rows AS SELECT id, v FROM fares");
     sql("CREATE MATERIALIZED VIEW fare_total AS SELECT sum(v) AS v FROM fare_rows");
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
-    io.floe.spark.refresh.SourcePinning pinning =
-        new io.floe.spark.refresh.SourcePinning((org.apache.spark.sql.classic.SparkSession) spark);
-    MaterializedView rows = catalog.loadExisting(catalog.resolve(List.of("lake", ns, "fare_rows"), "lake", List.of(ns)), "refresh");
-    MaterializedView total = catalog.loadExisting(catalog.resolve(List.of("lake", ns, "fare_total"), "lake", List.of(ns)), "refresh");
-    io.floe.spark.refresh.Source committed = pinning.pinMaterializedView(rows, storageSnapshot("fare_rows").snapshotId());
+    MaterializedView rows = catalog.loadExisting(resolved("fare_rows"), "refresh");
+    Source committed = new SourcePinning(classic()).pinMaterializedView(rows, storageSnapshot("fare_rows").snapshotId());
     sql("INSERT INTO fares VALUES (2, 20)");
 
-    io.floe.spark.refresh.RefreshExecutor executor =
-        new io.floe.spark.refresh.RefreshExecutor((org.apache.spark.sql.classic.SparkSession) spark);
-    io.floe.refresh.RefreshRun run = io.floe.refresh.RefreshRun.start(io.floe.refresh.RefreshTrigger.MANUAL);
-    String inRun =
-        executor.refresh(total, false, run, Map.of(rows.name().toString(), committed.refreshedInThisRun())).reason();
+    String inRun = refreshAt("fare_total", Map.of(rows.name().toString(), committed.refreshedInThisRun())).reason();
     assertThat(inRun)
         .contains("its source " + rows.name() + " has sources written after this run read them")
         .doesNotContain("stale itself");
-    String outside = executor.refresh(total, false, run, Map.of(rows.name().toString(), committed)).reason();
+    String outside = refreshAt("fare_total", Map.of(rows.name().toString(), committed)).reason();
     assertThat(outside).contains("its source " + rows.name() + " is stale itself");
   }
 
