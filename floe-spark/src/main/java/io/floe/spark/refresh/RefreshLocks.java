@@ -19,40 +19,71 @@ import org.slf4j.LoggerFactory;
  */
 final class RefreshLocks {
   private static final Logger LOG = LoggerFactory.getLogger(RefreshLocks.class);
-  private static final ConcurrentMap<String, ReentrantLock> LOCKS = new ConcurrentHashMap<>();
+  /** The locks of the views whose refresh runs or waits, each with how many refreshes use it. */
+  private static final ConcurrentMap<String, Users> LOCKS = new ConcurrentHashMap<>();
 
   private RefreshLocks() {}
+
+  /** A view's lock and the refreshes holding or waiting for it; changed only inside the map's compute. */
+  private static final class Users {
+    final ReentrantLock lock = new ReentrantLock();
+    int count;
+  }
 
   /** A held lock on refreshing {@code view} (its quoted name); release it by closing. */
   static Held hold(String view) {
     String key = view.toLowerCase(Locale.ROOT);
-    ReentrantLock lock = LOCKS.computeIfAbsent(key, k -> new ReentrantLock());
+    Users users =
+        LOCKS.compute(
+            key,
+            (k, existing) -> {
+              Users u = existing == null ? new Users() : existing;
+              u.count++;
+              return u;
+            });
     try {
-      if (!lock.tryLock()) {
+      if (!users.lock.tryLock()) {
         LOG.info("Waiting for the refresh of {} that runs in this process", view);
         long started = System.nanoTime();
-        lock.lockInterruptibly();
+        users.lock.lockInterruptibly();
         LOG.info("The refresh of {} this one waited for ended after {} ms", view,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
       }
     } catch (InterruptedException e) {
+      leave(key);
       Thread.currentThread().interrupt();
       throw new FloeException("Cannot refresh " + view + ": interrupted while waiting for its refresh in progress", e);
     }
-    return new Held(lock);
+    return new Held(key, users.lock);
+  }
+
+  /** Whether a refresh of {@code view} holds or waits for its lock; otherwise the lock is gone. */
+  static boolean inUse(String view) {
+    return LOCKS.containsKey(view.toLowerCase(Locale.ROOT));
+  }
+
+  /** One refresh less uses {@code key}'s lock; the last one removes it, so the map stays small. */
+  private static void leave(String key) {
+    LOCKS.computeIfPresent(key, (k, users) -> --users.count == 0 ? null : users);
   }
 
   /** A held lock; {@link #close} releases it. */
   static final class Held implements AutoCloseable {
+    private final String key;
     private final ReentrantLock lock;
 
-    private Held(ReentrantLock lock) {
+    private Held(String key, ReentrantLock lock) {
+      this.key = key;
       this.lock = lock;
     }
 
     @Override
     public void close() {
-      lock.unlock();
+      try {
+        lock.unlock();
+      } finally {
+        leave(key);
+      }
     }
   }
 }
