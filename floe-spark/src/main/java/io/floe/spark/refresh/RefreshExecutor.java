@@ -400,7 +400,8 @@ public final class RefreshExecutor {
       if (read.isEmpty() || pin.snapshot().isEmpty() || read.get() == pin.snapshot().get().snapshotId()) {
         continue;
       }
-      Source now = pinning.pinSource(pin.name());
+      // The pin's metadata knows every snapshot up to the pin; only a later one needs a fresh load.
+      Source now = pin.table().snapshot(read.get()) != null ? pin : pinning.pinSource(pin.name());
       Table table = now.table();
       long pinnedId = pin.snapshot().get().snapshotId();
       if (table.uuid().toString().equals(uuid)
