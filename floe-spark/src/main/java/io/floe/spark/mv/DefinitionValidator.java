@@ -10,7 +10,12 @@ import java.util.Set;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
+import org.apache.spark.sql.catalyst.expressions.ArraySort;
 import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Size;
+import org.apache.spark.sql.catalyst.expressions.SortArray;
+import org.apache.spark.sql.catalyst.expressions.WindowExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
@@ -133,6 +138,43 @@ public final class DefinitionValidator {
         });
   }
 
+  /** Aggregates that pick a value by the order rows are read in; Catalyst calls them deterministic. */
+  private static final Set<String> PICKED_BY_ORDER = Set.of("First", "Last", "AnyValue");
+
+  /** Aggregates that collect values into an array in the order rows are read in. */
+  private static final Set<String> COLLECTED_IN_ORDER = Set.of("CollectList", "CollectSet");
+
+  /**
+   * Refuses an aggregate whose value depends on the order its group's rows are read in, which
+   * changes with the files a write or a compaction leaves, so two computations from the same
+   * source data differ. Over a window ordered by {@code ORDER BY} they follow that order, and an
+   * array collected into {@code array_sort} or {@code sort_array} is put in order, and the size of
+   * a set is the same in any order: those are allowed.
+   */
+  private static void checkOrderDependent(String mvName, AggregateExpression aggregate, Expression enclosing) {
+    String function = aggregate.aggregateFunction().getClass().getSimpleName();
+    boolean picked = PICKED_BY_ORDER.contains(function);
+    boolean collected = COLLECTED_IN_ORDER.contains(function);
+    if (!picked && !collected) {
+      return;
+    }
+    if (enclosing instanceof WindowExpression window && !window.windowSpec().orderSpec().isEmpty()) {
+      return;
+    }
+    if (collected && (enclosing instanceof SortArray || enclosing instanceof ArraySort)
+        || function.equals("CollectSet") && enclosing instanceof Size) {
+      return;
+    }
+    String call = aggregate.aggregateFunction().prettyName() + "()";
+    throw refused(mvName, picked
+        ? "its definition calls " + call + ", whose value is that of whichever row is read first, which changes"
+            + " with the files writes and compactions leave; a materialized view must give the same rows for the same"
+            + " source data: use min(), max(), or max_by(value, ordering) to say which row"
+        : "its definition calls " + call + ", whose array lists the values in the order rows are read, which changes"
+            + " with the files writes and compactions leave; a materialized view must give the same rows for the same"
+            + " source data: sort it, as in array_sort(" + call.replace("()", "(...)") + ")");
+  }
+
   private static FloeException refused(String mvName, String problem) {
     return new FloeException("Cannot create materialized view " + mvName + ": " + problem);
   }
@@ -155,6 +197,9 @@ public final class DefinitionValidator {
               + "()"
               + (enclosing == null ? "" : " (in " + enclosing.sql() + ")")
               + "; a materialized view must give the same rows for the same source data");
+    }
+    if (expression instanceof AggregateExpression aggregate) {
+      checkOrderDependent(mvName, aggregate, enclosing);
     }
     Expression around = expression instanceof org.apache.spark.sql.catalyst.expressions.Alias ? enclosing : expression;
     for (Expression child : Scala.list(expression.children())) {

@@ -87,6 +87,38 @@ class RefusalsTest extends MvTestSupport {
   }
 
   /**
+   * first(), any_value() and collect_list() give values in the order rows are read, which changes
+   * with the files writes and compactions leave. Catalyst calls them deterministic; a view cannot
+   * keep them. Sorted, or over a window with ORDER BY, they say which value, and are allowed.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "first(v)|first(), whose value is that of whichever row is read first",
+        "last(v)|last(), whose value",
+        "any_value(v)|any_value(), whose value",
+        "collect_list(v)|collect_list(), whose array lists the values in the order rows are read",
+        "concat_ws(',', collect_set(v))|collect_set(), whose array"
+      })
+  void aggregatesThatDependOnTheOrderOfRowsAreRefused(String call, String problem) {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW by_order AS SELECT id, " + call + " AS x FROM t GROUP BY id"))
+        .contains("Cannot create materialized view " + mv("by_order"))
+        .contains(problem);
+    assertNothingCreated("by_order");
+  }
+
+  @Test
+  void orderedAggregatesAreAllowed() {
+    sql("CREATE MATERIALIZED VIEW sorted_values AS SELECT id, array_sort(collect_list(v)) AS vs,"
+        + " sort_array(collect_set(v)) AS distinct_vs, size(collect_set(v)) AS n FROM t GROUP BY id");
+    sql("CREATE MATERIALIZED VIEW first_in_order AS SELECT id,"
+        + " first_value(v) OVER (PARTITION BY id ORDER BY v) AS first_v FROM t");
+    assertThat(count("SELECT * FROM sorted_values")).isEqualTo(2);
+    assertThat(count("SELECT * FROM first_in_order")).isEqualTo(2);
+  }
+
+  /**
    * A MAP column (also inside an array or struct) cannot be compared, so a row-level view holding
    * one is created for full refreshes (INCREMENTAL refuses it, naming the column) instead of failing
    * its first refresh.
