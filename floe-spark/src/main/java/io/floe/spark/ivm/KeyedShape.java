@@ -261,9 +261,21 @@ public final class KeyedShape {
         if (!(partition instanceof Attribute)) {
           return notKeyed("partitioning a window by the expression " + partition.sql() + " is not maintained incrementally yet");
         }
+        Optional<Expression> computed = lineage.computed((Attribute) partition);
         Optional<KeyColumn> column = lineage.keyColumn((Attribute) partition);
+        if (column.isEmpty() && computed.isPresent()) {
+          // PARTITION BY upper(id): the analyzer computes the expression into a column of its own.
+          return notKeyed("partitioning a window by the expression " + shown(computed.get()) + " is not maintained"
+              + " incrementally yet: partition by a column the view reads unchanged from a source table");
+        }
         if (column.isEmpty()) {
           return notKeyed("window partition column " + partition.sql() + " is not a column of the view, so its partitions cannot be found");
+        }
+        if (column.get().sourceColumns().isEmpty()) {
+          return notKeyed("window partition column " + shown(partition)
+              + computed.map(e -> " is computed (" + shown(e) + "),").orElse(" is")
+              + " not read unchanged from a source table, so a changed source row cannot tell which partitions it"
+              + " touches; partitioning by a computed column is not maintained incrementally yet");
         }
         columns.add(column.get());
       }
@@ -273,6 +285,24 @@ public final class KeyedShape {
       }
     }
     return keyed(Operator.WINDOW, keys);
+  }
+
+  /** An expression as a user wrote it: its columns by name, without the tables they come from. */
+  private static String shown(Expression expression) {
+    return expression
+        .transform(
+            new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
+              @Override
+              public boolean isDefinedAt(Expression e) {
+                return e instanceof Attribute;
+              }
+
+              @Override
+              public Expression apply(Expression e) {
+                return ((Attribute) e).withQualifier(Scala.seq(List.<String>of()));
+              }
+            })
+        .sql();
   }
 
   // INTERSECT and EXCEPT, ALL or not
@@ -713,6 +743,18 @@ public final class KeyedShape {
         }
       }
       return Optional.of(columns);
+    }
+
+    /**
+     * The expression {@code attribute} is computed by, following aliases of aliases; empty for a
+     * source column or one read from one.
+     */
+    Optional<Expression> computed(Attribute attribute) {
+      Expression definition = aliases.get(attribute.exprId());
+      if (definition == null) {
+        return Optional.empty();
+      }
+      return definition instanceof Attribute ? computed((Attribute) definition) : Optional.of(definition);
     }
 
     /** The key column equal to {@code attribute}: the first view column in its class. */

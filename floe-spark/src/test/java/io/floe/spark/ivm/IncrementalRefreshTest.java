@@ -752,6 +752,15 @@ class IncrementalRefreshTest {
     spark.sql("CREATE MATERIALIZED VIEW two_keys AS " + twoKeys);
     spark.sql("CREATE MATERIALIZED VIEW latest AS " + latest);
     spark.sql("CREATE MATERIALIZED VIEW global_rank AS " + global);
+    // The seed tutorial's dedup on a cleaned key: its partitions are computed, not source columns.
+    String byExpression =
+        "SELECT ck, v FROM (SELECT upper(trim(k)) AS ck, v, row_number() OVER (PARTITION BY upper(trim(k))"
+            + " ORDER BY v DESC, id) AS rn FROM t) WHERE rn = 1";
+    String byComputed =
+        "WITH c AS (SELECT id, upper(trim(k)) AS ck, v FROM t) SELECT ck, v FROM (SELECT ck, v,"
+            + " row_number() OVER (PARTITION BY ck ORDER BY v DESC, id) AS rn FROM c) WHERE rn = 1";
+    spark.sql("CREATE MATERIALIZED VIEW by_expression AS " + byExpression);
+    spark.sql("CREATE MATERIALIZED VIEW by_computed AS " + byComputed);
 
     spark.sql("INSERT INTO t VALUES (6, 'a', 2, 9.0), (7, NULL, 1, 0.5)");
     spark.sql("UPDATE t SET v = 0.0 WHERE id = 3");
@@ -759,6 +768,8 @@ class IncrementalRefreshTest {
     assertThat(explainStrategy("two_keys")).contains("reading every source row (a row has several partitions)");
     assertEachRefreshedIncrementally(keyed);
     assertRefreshedInFull("global_rank", global, "without PARTITION BY");
+    assertRefreshedInFull("by_expression", byExpression, "partitioning a window by the expression upper(trim(k))");
+    assertRefreshedInFull("by_computed", byComputed, "window partition column ck is computed (upper(trim(k)))");
 
     // A partition disappears: its rows leave, the other partitions keep theirs.
     spark.sql("DELETE FROM t WHERE k = 'a'");
