@@ -175,9 +175,33 @@ public final class MaterializedViewCatalog {
               String what =
                   name.catalog().tableExists(name.identifier())
                       ? "it is a table, not a materialized view"
-                      : isPlainView(name) ? "it is a view, not a materialized view" : "it does not exist";
+                      : isPlainView(name) ? "it is a view, not a materialized view" : "it does not exist" + missingPlace(name);
               return new FloeException("Cannot " + action + " " + name + ": " + what);
             });
+  }
+
+  /**
+   * Why a name that does not exist names nothing, when its namespace is missing too: a first part
+   * that is no catalog of this session was taken as a namespace (as Spark does), so say which
+   * catalogs there are. Empty when the namespace exists.
+   */
+  private String missingPlace(ResolvedName name) {
+    Namespace namespace = name.identifier().namespace();
+    if (!(name.catalog() instanceof SupportsNamespaces) || ((SupportsNamespaces) name.catalog()).namespaceExists(namespace)) {
+      return "";
+    }
+    String hint = " (namespace " + namespace + " does not exist in catalog " + name.catalogName();
+    if (namespace.levels().length > 1 && !catalogs().isCatalogRegistered(namespace.level(0))) {
+      java.util.Set<String> names = new java.util.TreeSet<>();
+      for (String key : scala.jdk.javaapi.CollectionConverters.asJava(spark.conf().getAll()).keySet()) {
+        if (key.startsWith("spark.sql.catalog.") && key.indexOf('.', "spark.sql.catalog.".length()) < 0) {
+          names.add(key.substring("spark.sql.catalog.".length()));
+        }
+      }
+      hint += "; " + namespace.level(0) + " is not a catalog of this session, whose catalogs are "
+          + String.join(", ", names);
+    }
+    return hint + ")";
   }
 
   private static boolean isPlainView(ResolvedName name) {

@@ -236,6 +236,22 @@ class RefusalsTest extends MvTestSupport {
     assertNothingCreated("ordered");
   }
 
+  /**
+   * A first name part that is no catalog is a namespace, as in Spark: a name written for another
+   * system's catalog (Glue's {@code glue_catalog}) says so, and which catalogs there are.
+   */
+  @Test
+  void aViewInAnUnknownCatalogIsReportedWithTheCatalogsThereAre() {
+    assertThat(errorOf("REFRESH MATERIALIZED VIEW glue_catalog." + ns + ".orders_mv"))
+        .contains("Cannot refresh lake.glue_catalog." + ns + ".orders_mv: it does not exist")
+        .contains("namespace glue_catalog." + ns + " does not exist in catalog lake")
+        .contains("glue_catalog is not a catalog of this session, whose catalogs are ")
+        .contains("lake");
+    assertThat(errorOf("REFRESH MATERIALIZED VIEW " + ns + ".orders_mv"))
+        .contains("it does not exist")
+        .doesNotContain("namespace");
+  }
+
   @Test
   void unknownTableIsRefusedNamingIt() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW m AS SELECT * FROM no_such_table"))
