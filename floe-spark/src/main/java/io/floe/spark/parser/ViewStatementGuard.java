@@ -14,14 +14,17 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedIdentifier;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedTable;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedTableOrView;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedView;
 import org.apache.spark.sql.catalyst.plans.logical.AlterViewAs;
 import org.apache.spark.sql.catalyst.plans.logical.CreateView;
 import org.apache.spark.sql.catalyst.plans.logical.DropView;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.RefreshTable;
 import org.apache.spark.sql.catalyst.plans.logical.RenameTable;
 import org.apache.spark.sql.catalyst.plans.logical.SetViewProperties;
+import org.apache.spark.sql.catalyst.plans.logical.ShowPartitions;
 import org.apache.spark.sql.catalyst.plans.logical.UnsetViewProperties;
 import org.apache.spark.sql.catalyst.plans.logical.views.CreateIcebergView;
 import org.apache.spark.sql.catalyst.plans.logical.views.DropIcebergView;
@@ -60,6 +63,14 @@ final class ViewStatementGuard {
     } else if (plan instanceof UnsetViewProperties unset) {
       refuseOnMaterializedView(
           unset.child(), "ALTER VIEW ... UNSET TBLPROPERTIES", "use ALTER MATERIALIZED VIEW ... UNSET TBLPROPERTIES");
+    } else if (plan instanceof RefreshTable refresh) {
+      // Spark fails on a view here with an internal error; Glue's users mean the MV's refresh.
+      refuseOnMaterializedView(refresh.child(), "REFRESH TABLE", "use REFRESH MATERIALIZED VIEW to bring it up to date");
+    } else if (plan instanceof ShowPartitions show) {
+      refuseOnMaterializedView(
+          show.table(),
+          "SHOW PARTITIONS",
+          mv -> "the partitions of its storage table are listed by SELECT * FROM " + mv.storageName() + ".partitions");
     } else if (plan instanceof RenameTable rename) {
       String statement = rename.isView() ? "ALTER VIEW ... RENAME TO" : "ALTER TABLE ... RENAME TO";
       refuseOnMaterializedView(
@@ -73,13 +84,18 @@ final class ViewStatementGuard {
   }
 
   private void refuseOnMaterializedView(LogicalPlan target, String statement, String instead) {
+    refuseOnMaterializedView(target, statement, mv -> instead);
+  }
+
+  private void refuseOnMaterializedView(
+      LogicalPlan target, String statement, java.util.function.Function<MaterializedView, String> instead) {
     Optional<List<String>> parts = nameParts(target);
     if (parts.isEmpty() || isTemporaryView(parts.get())) {
       return;
     }
     Optional<MaterializedView> mv = FloeSparkSqlParser.materializedView(spark, new QualifiedName(parts.get()));
     if (mv.isPresent()) {
-      throw new FloeException("Cannot " + statement + " " + mv.get() + ": it is a materialized view; " + instead);
+      throw new FloeException("Cannot " + statement + " " + mv.get() + ": it is a materialized view; " + instead.apply(mv.get()));
     }
   }
 
@@ -125,6 +141,9 @@ final class ViewStatementGuard {
     }
     if (target instanceof UnresolvedView view) {
       return Optional.of(Scala.list(view.multipartIdentifier()));
+    }
+    if (target instanceof UnresolvedTable table) {
+      return Optional.of(Scala.list(table.multipartIdentifier()));
     }
     if (target instanceof UnresolvedTableOrView tableOrView) {
       return Optional.of(Scala.list(tableOrView.multipartIdentifier()));

@@ -270,6 +270,13 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .contains("use ALTER MATERIALIZED VIEW ... SET TBLPROPERTIES");
     assertThat(errorOf("ALTER VIEW counts UNSET TBLPROPERTIES ('comment')"))
         .contains("use ALTER MATERIALIZED VIEW ... UNSET TBLPROPERTIES");
+    // Spark itself fails on these with an internal error or 'not found'.
+    assertThat(errorOf("REFRESH TABLE counts")).contains("Cannot REFRESH TABLE " + mv).contains("use REFRESH MATERIALIZED VIEW");
+    assertThat(errorOf("SHOW PARTITIONS counts"))
+        .contains("Cannot SHOW PARTITIONS " + mv)
+        .contains("SELECT * FROM " + mv + "__storage.partitions");
+    assertThat(sql("SELECT * FROM " + mv + "__storage.partitions")).isNotEmpty();
+    sql("REFRESH TABLE orders");
     // Nothing changed: both views still refresh and answer as before.
     assertThat(viewExists("counts")).isTrue();
     assertThat(viewExists("counts2")).isFalse();
