@@ -39,4 +39,29 @@ public final class Scala {
   public static <T> Optional<T> optional(Option<T> option) {
     return option.isDefined() ? Optional.of(option.get()) : Optional.empty();
   }
+
+  /**
+   * {@code expression} with every attribute in it replaced by {@code replacement}'s expression for
+   * it, bottom up: an attribute of a replacement is not replaced again.
+   */
+  public static org.apache.spark.sql.catalyst.expressions.Expression replaceAttributes(
+      org.apache.spark.sql.catalyst.expressions.Expression expression,
+      java.util.function.Function<
+              org.apache.spark.sql.catalyst.expressions.Attribute, org.apache.spark.sql.catalyst.expressions.Expression>
+          replacement) {
+    return expression.transformUp(
+        new scala.runtime.AbstractPartialFunction<
+            org.apache.spark.sql.catalyst.expressions.Expression, org.apache.spark.sql.catalyst.expressions.Expression>() {
+          @Override
+          public boolean isDefinedAt(org.apache.spark.sql.catalyst.expressions.Expression e) {
+            return e instanceof org.apache.spark.sql.catalyst.expressions.Attribute;
+          }
+
+          @Override
+          public org.apache.spark.sql.catalyst.expressions.Expression apply(
+              org.apache.spark.sql.catalyst.expressions.Expression e) {
+            return replacement.apply((org.apache.spark.sql.catalyst.expressions.Attribute) e);
+          }
+        });
+  }
 }

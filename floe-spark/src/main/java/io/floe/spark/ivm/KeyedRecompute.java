@@ -85,14 +85,15 @@ final class KeyedRecompute {
         Source source = changed.get(s);
         List<Column> values = new ArrayList<>();
         for (int c = 0; c < key.columns().size(); c++) {
-          String column = key.columns().get(c).sourceColumns().get(source.table().uuid().toString());
-          if (column == null) {
+          Optional<org.apache.spark.sql.catalyst.expressions.Expression> value =
+              key.columns().get(c).valueIn(source.table().uuid().toString());
+          if (value.isEmpty()) {
             return new Change(
                 Optional.empty(),
                 "source " + source.name() + " changed, and its rows do not carry the " + shape.operator().unit()
                     + " of the view, so any " + shape.operator().unit() + " may be touched");
           }
-          values.add(col(StorageLayout.quote(column)).cast(types.get(c)).as(KEY_VALUE + c));
+          values.add(org.apache.spark.sql.classic.ExpressionUtils.column(value.get()).cast(types.get(c)).as(KEY_VALUE + c));
         }
         Dataset<Row> sourceKeys = zsets.get(s).select(values.toArray(new Column[0]));
         keys = keys == null ? sourceKeys : keys.union(sourceKeys);

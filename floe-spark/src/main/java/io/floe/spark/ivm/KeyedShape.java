@@ -85,7 +85,25 @@ public final class KeyedShape {
    *     non-null one (a FULL JOIN's key is on the side that matched)
    * @param sourceColumns the column of each source table (by table UUID) equal to it
    */
-  public record KeyColumn(List<Integer> positions, Map<String, String> sourceColumns) {}
+  public record KeyColumn(List<Integer> positions, Map<String, String> sourceColumns, Map<String, Expression> sourceExpressions) {
+    /** A key column some source columns are equal to. */
+    public KeyColumn(List<Integer> positions, Map<String, String> sourceColumns) {
+      this(positions, sourceColumns, Map.of());
+    }
+
+    /**
+     * The key value of a changed row of the source table {@code uuid}, as an expression over its
+     * columns by name: the column equal to it, or the deterministic expression it is computed by
+     * ({@code upper(trim(id))}); empty when the source's rows do not tell it.
+     */
+    public Optional<Expression> valueIn(String uuid) {
+      String column = sourceColumns.get(uuid);
+      if (column != null) {
+        return Optional.of(new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(Scala.seq(List.of(column))));
+      }
+      return Optional.ofNullable(sourceExpressions.get(uuid));
+    }
+  }
 
   /** A view row is recomputed when its values of these columns are those of a changed source row. */
   public record Key(List<KeyColumn> columns) {
@@ -167,6 +185,15 @@ public final class KeyedShape {
       return Optional.of(semiJoin(analyzed));
     }
     return Optional.empty();
+  }
+
+  /** Whether {@code e} is computed from more than the row it is in: an aggregate, a window, a subquery. */
+  private static boolean notOfOneRow(Expression e) {
+    return e instanceof org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+        || e instanceof org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+        || e instanceof org.apache.spark.sql.catalyst.expressions.WindowExpression
+        || e instanceof SubqueryExpression
+        || e instanceof org.apache.spark.sql.catalyst.expressions.Generator;
   }
 
   private static boolean hasSubquery(Expression expression) {
@@ -263,6 +290,14 @@ public final class KeyedShape {
         }
         Optional<Expression> computed = lineage.computed((Attribute) partition);
         Optional<KeyColumn> column = lineage.keyColumn((Attribute) partition);
+        if (computed.isPresent() && (column.isEmpty() || column.get().sourceColumns().isEmpty())) {
+          // Computed from one source's columns by a deterministic expression, as the view's column is.
+          Optional<KeyColumn> byExpression = lineage.computedKeyColumn((Attribute) partition);
+          if (byExpression.isPresent()) {
+            columns.add(byExpression.get());
+            continue;
+          }
+        }
         if (column.isEmpty() && computed.isPresent()) {
           // PARTITION BY upper(id): the analyzer computes the expression into a column of its own.
           return notKeyed("partitioning a window by the expression " + shown(computed.get()) + " is not maintained"
@@ -289,20 +324,7 @@ public final class KeyedShape {
 
   /** An expression as a user wrote it: its columns by name, without the tables they come from. */
   private static String shown(Expression expression) {
-    return expression
-        .transform(
-            new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
-              @Override
-              public boolean isDefinedAt(Expression e) {
-                return e instanceof Attribute;
-              }
-
-              @Override
-              public Expression apply(Expression e) {
-                return ((Attribute) e).withQualifier(Scala.seq(List.<String>of()));
-              }
-            })
-        .sql();
+    return Scala.replaceAttributes(expression, attribute -> attribute.withQualifier(Scala.seq(List.<String>of()))).sql();
   }
 
   // INTERSECT and EXCEPT, ALL or not
@@ -755,6 +777,71 @@ public final class KeyedShape {
         return Optional.empty();
       }
       return definition instanceof Attribute ? computed((Attribute) definition) : Optional.of(definition);
+    }
+
+    /**
+     * {@code expression} with every column replaced by its definition, down to the columns of
+     * source reads; empty when a column is neither (an aggregate's or a window's result).
+     */
+    Optional<Expression> inSourceColumns(Expression expression) {
+      if (expression instanceof Attribute attribute) {
+        if (readOf.containsKey(attribute.exprId())) {
+          return Optional.of(attribute);
+        }
+        Expression definition = aliases.get(attribute.exprId());
+        return definition == null ? Optional.empty() : inSourceColumns(definition);
+      }
+      List<Expression> children = new ArrayList<>();
+      for (Expression child : Scala.list(expression.children())) {
+        Optional<Expression> expanded = inSourceColumns(child);
+        if (expanded.isEmpty()) {
+          return Optional.empty();
+        }
+        children.add(expanded.get());
+      }
+      return Optional.of(expression.withNewChildren(Scala.seq(children)));
+    }
+
+    /**
+     * The key column of a window partition computed by a deterministic expression of the columns
+     * of one read of one source table ({@code PARTITION BY upper(trim(id))}): a view column computed
+     * by the same expression holds it, and a changed row of that table tells its value by the
+     * expression over its columns. Empty otherwise.
+     */
+    Optional<KeyColumn> computedKeyColumn(Attribute partition) {
+      Optional<Expression> expanded = inSourceColumns(partition);
+      if (expanded.isEmpty() || !expanded.get().deterministic() || expanded.get() instanceof Attribute
+          || expanded.get().exists(KeyedShape::notOfOneRow)) {
+        return Optional.empty();
+      }
+      Set<Integer> readsUsed = new HashSet<>();
+      Set<String> tables = new HashSet<>();
+      expanded.get().foreach(
+          e -> {
+            if (e instanceof Attribute attribute) {
+              readsUsed.add(readOf.get(attribute.exprId()));
+              String[] column = relationColumns.get(attribute.exprId());
+              tables.add(column == null ? null : column[0]);
+            }
+            return scala.runtime.BoxedUnit.UNIT;
+          });
+      if (readsUsed.size() != 1 || tables.size() != 1 || tables.contains(null)) {
+        return Optional.empty();
+      }
+      Expression canonical = expanded.get().canonicalized();
+      for (int i = 0; i < output.size(); i++) {
+        Optional<Expression> viewColumn = inSourceColumns(output.get(i));
+        if (viewColumn.isPresent() && viewColumn.get().canonicalized().equals(canonical)) {
+          Expression byName =
+              Scala.replaceAttributes(
+                  expanded.get(),
+                  attribute ->
+                      new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(
+                          Scala.seq(List.of(relationColumns.get(attribute.exprId())[1]))));
+          return Optional.of(new KeyColumn(List.of(i), Map.of(), Map.of(tables.iterator().next(), byName)));
+        }
+      }
+      return Optional.empty();
     }
 
     /** The key column equal to {@code attribute}: the first view column in its class. */

@@ -284,21 +284,14 @@ final class QueryBlock {
       if (expression.exists(e -> e instanceof SubqueryExpression)) {
         throw new Unsupported("subqueries are not matched");
       }
-      return expression.transformUp(
-          new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
-            @Override
-            public boolean isDefinedAt(Expression e) {
-              return e instanceof Attribute;
+      return io.floe.spark.Scala.replaceAttributes(
+          expression,
+          attribute -> {
+            Expression definition = columns.get(attribute.exprId());
+            if (definition == null) {
+              throw new Unsupported("column " + attribute.name() + " comes from outside the block");
             }
-
-            @Override
-            public Expression apply(Expression e) {
-              Expression definition = columns.get(((Attribute) e).exprId());
-              if (definition == null) {
-                throw new Unsupported("column " + ((Attribute) e).name() + " comes from outside the block");
-              }
-              return definition;
-            }
+            return definition;
           });
     }
 

@@ -321,9 +321,12 @@ final class DefinitionGenerator {
     }
   }
 
-  /** Window functions over one table: partitioned by selected columns, or not (refreshed in full). */
+  /**
+   * Window functions over one table: partitioned by selected columns or by selected expressions of
+   * them (several source values in one partition, NULL in a named one), or not (refreshed in full).
+   */
   private OracleDefinition window(String t, List<String> one) {
-    switch (random.nextInt(5)) {
+    switch (random.nextInt(7)) {
       case 0:
         return new OracleDefinition(
             OracleShape.WINDOW,
@@ -347,10 +350,25 @@ final class DefinitionGenerator {
             OracleShape.WINDOW_UNKEYED,
             "SELECT id, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n FROM " + t + optionalWhere(2),
             one);
-      default:
+      case 4:
         return new OracleDefinition(
             OracleShape.WINDOW_UNKEYED,
             "SELECT id, v, rank() OVER (ORDER BY v) AS v_rank FROM " + t + optionalWhere(2),
+            one);
+      case 5:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            "SELECT k2 % 3 AS k2_mod, coalesce(upper(k1), 'none') AS ck, id, v,"
+                + " SUM(v) OVER (PARTITION BY k2 % 3) AS mod_v_sum,"
+                + " row_number() OVER (PARTITION BY coalesce(upper(k1), 'none') ORDER BY v DESC, id, s) AS rn"
+                + " FROM " + t + optionalWhere(2),
+            one);
+      default:
+        return new OracleDefinition(
+            OracleShape.WINDOW,
+            "WITH c AS (SELECT id, coalesce(upper(k1), 'none') AS ck, v, s FROM " + t + optionalWhere(2) + ")"
+                + " SELECT ck, v FROM (SELECT ck, v, row_number() OVER (PARTITION BY ck ORDER BY v DESC, id, s) AS rn"
+                + " FROM c) WHERE rn = 1",
             one);
     }
   }
