@@ -98,7 +98,20 @@ final class KeyedRecompute {
         Dataset<Row> sourceKeys = zsets.get(s).select(values.toArray(new Column[0]));
         keys = keys == null ? sourceKeys : keys.union(sourceKeys);
       }
-      touched.add(keys.distinct().localCheckpoint(true));
+      boolean computed = key.columns().stream().anyMatch(column -> !column.sourceExpressions().isEmpty());
+      try {
+        touched.add(keys.distinct().localCheckpoint(true));
+      } catch (RuntimeException e) {
+        if (!computed) {
+          throw e;
+        }
+        // The partition expression runs on every changed row, also on those the definition's
+        // filters leave out, where it may fail (a CAST under ANSI mode): recompute it all.
+        return new Change(
+            Optional.empty(),
+            "the " + shape.operator().unit() + " expression of the view failed on a changed source row ("
+                + io.floe.ErrorMessages.firstLine(e.getMessage()) + "), which the definition may leave out");
+      }
     }
     Optional<KeyNarrowing> narrowing =
         touched.size() == 1

@@ -455,6 +455,10 @@ public final class KeyedShape {
    * spread over view columns of several classes has no such reads.
    */
   static Map<ExprId, Integer> keyReads(LogicalPlan analyzed, Key key) {
+    if (key.columns().stream().anyMatch(column -> !column.sourceExpressions().isEmpty())) {
+      // Reads are narrowed by the values of source columns equal to the key; a computed key has none.
+      return Map.of();
+    }
     Lineage lineage = new Lineage(analyzed);
     List<Attribute> output = Scala.list(analyzed.output());
     Map<ExprId, Integer> reads = new HashMap<>();
@@ -658,7 +662,10 @@ public final class KeyedShape {
               }
             }
             List<Expression> conditions = new ArrayList<>();
-            if (node instanceof Filter) {
+            // A filter over a window's result (WHERE rn = 1 AND k = code) keeps view rows whose
+            // columns are equal, but a partition's other rows, which decide its window values, need
+            // not be: such equalities say nothing of the source rows of a partition.
+            if (node instanceof Filter && !node.exists(n -> n instanceof Window)) {
               conditions.addAll(conjuncts(((Filter) node).condition()));
             } else if (node instanceof Join && ((Join) node).condition().isDefined()) {
               conditions.addAll(conjuncts(((Join) node).condition().get()));
@@ -825,7 +832,9 @@ public final class KeyedShape {
             }
             return scala.runtime.BoxedUnit.UNIT;
           });
-      if (readsUsed.size() != 1 || tables.size() != 1 || tables.contains(null)) {
+      // One read of one table in the whole definition: a UNION's column is its first input's
+      // attribute, and a join's other side could hold the key's rows under other values.
+      if (reads != 1 || readsUsed.size() != 1 || tables.size() != 1 || tables.contains(null)) {
         return Optional.empty();
       }
       Expression canonical = expanded.get().canonicalized();

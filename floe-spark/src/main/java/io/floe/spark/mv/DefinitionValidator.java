@@ -94,7 +94,9 @@ public final class DefinitionValidator {
                 e ->
                     TIME_AND_SESSION_FUNCTIONS.contains(e.getClass().getSimpleName())
                         || (e instanceof UnresolvedFunction f
-                            && CLOCK_NAMES.contains(f.nameParts().last().toLowerCase(Locale.ROOT)))
+                            && CLOCK_NAMES.contains(f.nameParts().last().toLowerCase(Locale.ROOT))
+                            // unix_timestamp(t) converts t; only unix_timestamp() reads the clock.
+                            && !(f.nameParts().last().equalsIgnoreCase("unix_timestamp") && !f.arguments().isEmpty()))
                         || (e instanceof UnresolvedAttribute a
                             && CLOCK_NAMES.contains(a.name().toLowerCase(Locale.ROOT))));
     if (clock) {
@@ -148,8 +150,8 @@ public final class DefinitionValidator {
    * Refuses an aggregate whose value depends on the order its group's rows are read in, which
    * changes with the files a write or a compaction leaves, so two computations from the same
    * source data differ. Over a window ordered by {@code ORDER BY} they follow that order, and an
-   * array collected into {@code array_sort} or {@code sort_array} is put in order, and the size of
-   * a set is the same in any order: those are allowed.
+   * array collected into {@code array_sort} or {@code sort_array} is put in order, and its size is
+   * the same in any order: those are allowed.
    */
   private static void checkOrderDependent(String mvName, AggregateExpression aggregate, Expression enclosing) {
     String function = aggregate.aggregateFunction().getClass().getSimpleName();
@@ -162,7 +164,7 @@ public final class DefinitionValidator {
       return;
     }
     if (collected && (enclosing instanceof SortArray || enclosing instanceof ArraySort)
-        || function.equals("CollectSet") && enclosing instanceof Size) {
+        || enclosing instanceof Size) {
       return;
     }
     String call = aggregate.aggregateFunction().prettyName() + "()";

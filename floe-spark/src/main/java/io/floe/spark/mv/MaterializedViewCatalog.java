@@ -187,7 +187,12 @@ public final class MaterializedViewCatalog {
    */
   private String missingPlace(ResolvedName name) {
     Namespace namespace = name.identifier().namespace();
-    if (!(name.catalog() instanceof SupportsNamespaces) || ((SupportsNamespaces) name.catalog()).namespaceExists(namespace)) {
+    try {
+      if (!(name.catalog() instanceof SupportsNamespaces) || ((SupportsNamespaces) name.catalog()).namespaceExists(namespace)) {
+        return "";
+      }
+    } catch (RuntimeException e) {
+      // A catalog that cannot say (access denied, a namespace it cannot nest): only the hint is lost.
       return "";
     }
     String hint = " (namespace " + namespace + " does not exist in catalog " + name.catalogName();

@@ -404,8 +404,12 @@ public final class RefreshExecutor {
       Source now = pin.table().snapshot(read.get()) != null ? pin : pinning.pinSource(pin.name());
       Table table = now.table();
       long pinnedId = pin.snapshot().get().snapshotId();
+      // The recorded snapshot must still be in the table's history: after a rollback past it, the
+      // view holds rows the table no longer has, and the pin is right.
       if (table.uuid().toString().equals(uuid)
           && table.snapshot(read.get()) != null
+          && table.currentSnapshot() != null
+          && org.apache.iceberg.util.SnapshotUtil.isAncestorOf(table, table.currentSnapshot().snapshotId(), read.get())
           && org.apache.iceberg.util.SnapshotUtil.isAncestorOf(table, read.get(), pinnedId)) {
         LOG.info(
             "{} last read {} at snapshot {}, after this run's pin {}: it is read there, not back in time",
@@ -751,9 +755,18 @@ public final class RefreshExecutor {
     List<String> stale = new ArrayList<>();
     List<String> movedSinceRun = new ArrayList<>();
     for (Source source : pinned.sources()) {
-      source.materializedView()
-          .filter(upstream -> !check.evaluate(upstream).fresh())
-          .ifPresent(upstream -> (source.refreshedInRun() ? movedSinceRun : stale).add(upstream.name().toString()));
+      if (source.materializedView().isEmpty()) {
+        continue;
+      }
+      MaterializedView upstream = source.materializedView().get();
+      io.floe.mv.Freshness freshness = check.evaluate(upstream);
+      if (freshness.fresh()) {
+        continue;
+      }
+      // Refreshed in this run, it can be stale only by later writes to its sources, unless a view
+      // it reads is stale itself (outside the run): that one needs refreshing first.
+      boolean throughStaleView = freshness.staleReasons().stream().anyMatch(r -> r.startsWith("upstream "));
+      (source.refreshedInRun() && !throughStaleView ? movedSinceRun : stale).add(upstream.name().toString());
     }
     String advice = "";
     if (!stale.isEmpty()) {

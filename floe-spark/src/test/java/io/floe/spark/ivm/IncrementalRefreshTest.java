@@ -8,6 +8,7 @@ import io.floe.spark.SharedSpark;
 import java.util.List;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -732,6 +733,45 @@ class IncrementalRefreshTest {
     spark.sql("DELETE FROM t");
     assertRefreshedIncrementally("big", big);
     assertThat(spark.sql("SELECT * FROM big").count()).isZero();
+  }
+
+  /**
+   * A window partitioned by an expression is keyed by it only where every row of a partition is a
+   * row of the one source read the expression is over, and whatever the filters above the window
+   * keep: a filter equating the key with another column (above the window) must not narrow the
+   * read, a UNION's other input must refresh in full, and an expression that fails on a changed
+   * row the definition filters out (a CAST under ANSI mode) refreshes in full instead of failing.
+   */
+  @Test
+  void aWindowPartitionedByAnExpressionStaysRightAroundFiltersUnionsAndFailingRows() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmwindowexpr");
+    spark.sql("CREATE TABLE e (id INT, code STRING, label STRING, ts INT) USING iceberg");
+    spark.sql("INSERT INTO e VALUES (1, ' x', 'X', 1), (2, 'x', 'Y', 2), (3, '7', 'Z', 3), (4, 'y', 'Y', 4)");
+    spark.sql("CREATE TABLE f (id INT, code STRING, label STRING, ts INT) USING iceberg");
+    spark.sql("INSERT INTO f VALUES (1, 'X', 'Q', 3), (2, ' y', 'X', 1)");
+    String filteredAbove =
+        "SELECT * FROM (SELECT id, upper(trim(code)) AS clean, label, ts, row_number() OVER (PARTITION BY"
+            + " upper(trim(code)) ORDER BY ts DESC) AS rn FROM e) WHERE clean = label";
+    String union =
+        "SELECT clean, ts, row_number() OVER (PARTITION BY upper(trim(code)) ORDER BY ts, clean) AS rn FROM"
+            + " (SELECT upper(trim(code)) AS clean, code, ts FROM e UNION ALL SELECT label AS clean, code, ts FROM f)";
+    String cast =
+        "SELECT c, ts, row_number() OVER (PARTITION BY CAST(code AS INT) ORDER BY ts) AS rn FROM"
+            + " (SELECT CAST(code AS INT) AS c, code, ts FROM e WHERE code RLIKE '^[0-9]+$')";
+    spark.sql("CREATE MATERIALIZED VIEW filtered_above AS " + filteredAbove);
+    spark.sql("CREATE MATERIALIZED VIEW unioned AS " + union);
+    spark.sql("CREATE MATERIALIZED VIEW cast_key AS " + cast);
+
+    spark.sql("UPDATE e SET ts = 0 WHERE id = 1");
+    assertRefreshedIncrementally("filtered_above", filteredAbove);
+    assertRefreshedInFull("unioned", union, "partitioning a window by the expression upper(trim(code))");
+
+    spark.sql("INSERT INTO e VALUES (5, 'abc', 'W', 5)");
+    assertRefreshedInFull("cast_key", cast, "expression of the view failed on a changed source row");
+    spark.sql("INSERT INTO e VALUES (6, '7', 'V', 6)");
+    assertRefreshedIncrementally("cast_key", cast);
+    assertRefreshedIncrementally("filtered_above", filteredAbove);
   }
 
   @ParameterizedTest

@@ -97,6 +97,26 @@ class ConcurrentRefreshTest extends MvTestSupport {
   }
 
   /**
+   * A table rolled back past the snapshot a view last read no longer has those rows: the run's pin
+   * at the rolled-back state is right, and the view goes back with the table.
+   */
+  @Test
+  void aRunAfterARollbackRefreshesTheViewBackToTheTable() {
+    sql("CREATE TABLE tolls (id INT) USING iceberg");
+    sql("INSERT INTO tolls VALUES (1)");
+    long first = currentSnapshotId("tolls");
+    sql("CREATE MATERIALIZED VIEW toll_ids AS SELECT id FROM tolls");
+    sql("INSERT INTO tolls VALUES (2)");
+    sql("REFRESH MATERIALIZED VIEW toll_ids");
+    table("tolls").manageSnapshots().rollbackTo(first).commit();
+
+    ResolvedName tolls = resolved("tolls");
+    RefreshResult result = refreshAt("toll_ids", Map.of(tolls.toString(), new SourcePinning(classic()).pinSource(tolls)));
+    assertThat(result.type()).isEqualTo(RefreshType.FULL);
+    assertSameRows("SELECT * FROM toll_ids", "SELECT 1 AS id", 1);
+  }
+
+  /**
    * A writer that commits after a cascade refreshed an upstream view leaves that view stale when
    * its reader's turn comes. The reader finds nothing to do, and says the run's own view has later
    * writes to take, not that it should have been refreshed first.
