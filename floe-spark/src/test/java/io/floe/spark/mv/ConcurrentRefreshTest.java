@@ -141,6 +141,28 @@ class ConcurrentRefreshTest extends MvTestSupport {
   }
 
   /**
+   * A view the run refreshed can also be stale because a view it reads, outside the run, is: then
+   * no later refresh of this run's views takes the change, and the advice to refresh first stays.
+   */
+  @Test
+  void aViewWhoseUpstreamIsStaleThroughAViewOutsideTheRunIsToldToRefreshFirst() {
+    sql("CREATE TABLE tips (id INT, v INT) USING iceberg");
+    sql("INSERT INTO tips VALUES (1, 10)");
+    sql("CREATE MATERIALIZED VIEW tip_rows AS SELECT id, v FROM tips");
+    sql("CREATE MATERIALIZED VIEW tip_kept AS SELECT id, v FROM tip_rows WHERE v > 0");
+    sql("CREATE MATERIALIZED VIEW tip_total AS SELECT sum(v) AS v FROM tip_kept");
+    sql("INSERT INTO tips VALUES (2, 20)");
+
+    MaterializedView kept = new MaterializedViewCatalog(spark).loadExisting(resolved("tip_kept"), "refresh");
+    Source committed =
+        new SourcePinning(classic()).pinMaterializedView(kept, storageSnapshot("tip_kept").snapshotId()).refreshedInThisRun();
+    String reason = refreshAt("tip_total", Map.of(kept.name().toString(), committed)).reason();
+    assertThat(reason)
+        .contains("its source " + kept.name() + " is stale itself")
+        .doesNotContain("written after this run");
+  }
+
+  /**
    * The rows a refresh's constraints leave out are quarantined once it committed: a refresh that
    * loses the commit to another process and retries keeps each of them once, not once per attempt.
    */
