@@ -98,11 +98,10 @@ final class KeyedRecompute {
         Dataset<Row> sourceKeys = zsets.get(s).select(values.toArray(new Column[0]));
         keys = keys == null ? sourceKeys : keys.union(sourceKeys);
       }
-      boolean computed = key.columns().stream().anyMatch(column -> !column.sourceExpressions().isEmpty());
       try {
         touched.add(keys.distinct().localCheckpoint(true));
       } catch (RuntimeException e) {
-        if (!computed) {
+        if (!key.computed()) {
           throw e;
         }
         // The partition expression runs on every changed row, also on those the definition's

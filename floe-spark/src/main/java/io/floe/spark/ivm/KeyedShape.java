@@ -107,6 +107,11 @@ public final class KeyedShape {
 
   /** A view row is recomputed when its values of these columns are those of a changed source row. */
   public record Key(List<KeyColumn> columns) {
+    /** Whether a column of it is computed by an expression of source columns, not equal to one. */
+    public boolean computed() {
+      return columns.stream().anyMatch(column -> !column.sourceExpressions().isEmpty());
+    }
+
     /** The key of one view column at each of {@code positions}, without source columns. */
     static Key ofPositions(List<Integer> positions) {
       List<KeyColumn> columns = new ArrayList<>();
@@ -455,7 +460,7 @@ public final class KeyedShape {
    * spread over view columns of several classes has no such reads.
    */
   static Map<ExprId, Integer> keyReads(LogicalPlan analyzed, Key key) {
-    if (key.columns().stream().anyMatch(column -> !column.sourceExpressions().isEmpty())) {
+    if (key.computed()) {
       // Reads are narrowed by the values of source columns equal to the key; a computed key has none.
       return Map.of();
     }
