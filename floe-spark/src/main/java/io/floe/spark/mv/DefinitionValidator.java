@@ -4,22 +4,26 @@ import io.floe.FloeException;
 import io.floe.spark.Scala;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.ArraySort;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Size;
 import org.apache.spark.sql.catalyst.expressions.SortArray;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.expressions.WindowExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.MetadataAttribute$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -124,6 +128,7 @@ public final class DefinitionValidator {
    * changes without changing any row, so no refresh can follow them.
    */
   public static void checkDeterministic(String mvName, LogicalPlan analyzed) {
+    Map<ExprId, AggregateExpression> collected = new HashMap<>();
     analyzed.foreachWithSubqueries(
         node -> {
           for (Attribute attribute : Scala.list(node.references().toSeq())) {
@@ -134,10 +139,61 @@ public final class DefinitionValidator {
             }
           }
           for (Expression expression : Scala.list(node.expressions())) {
-            checkExpression(mvName, expression, null);
+            if (expression instanceof Alias alias
+                && alias.child() instanceof AggregateExpression aggregate
+                && COLLECTED_IN_ORDER.contains(aggregate.aggregateFunction().getClass().getSimpleName())) {
+              // HAVING size(collect_set(x)) > 1: the analyzer computes the array as a column of the
+              // aggregate and applies size() in a filter above it; its uses decide.
+              collected.put(alias.exprId(), aggregate);
+              Scala.list(aggregate.children()).forEach(child -> checkExpression(mvName, child, aggregate));
+            } else {
+              checkExpression(mvName, expression, null);
+            }
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
+    if (collected.isEmpty()) {
+      return;
+    }
+    // The view's columns, and a subquery's, are the array as it was collected.
+    checkOutput(mvName, analyzed, collected);
+    analyzed.foreachWithSubqueries(
+        node -> {
+          for (Expression expression : Scala.list(node.expressions())) {
+            checkUses(mvName, expression, null, collected);
+            expression.foreach(
+                e -> {
+                  if (e instanceof SubqueryExpression subquery) {
+                    checkOutput(mvName, subquery.plan(), collected);
+                  }
+                  return scala.runtime.BoxedUnit.UNIT;
+                });
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+  }
+
+  private static void checkOutput(String mvName, LogicalPlan plan, Map<ExprId, AggregateExpression> collected) {
+    for (Attribute attribute : Scala.list(plan.output())) {
+      if (collected.containsKey(attribute.exprId())) {
+        checkOrderDependent(mvName, collected.get(attribute.exprId()), null);
+      }
+    }
+  }
+
+  /**
+   * Refuses a use of a collected array ({@code collected}, by the column the aggregate computes it
+   * into) that is not sorted or sized by the call around it ({@code enclosing}).
+   */
+  private static void checkUses(
+      String mvName, Expression expression, Expression enclosing, Map<ExprId, AggregateExpression> collected) {
+    if (expression instanceof Attribute attribute && collected.containsKey(attribute.exprId())) {
+      checkOrderDependent(mvName, collected.get(attribute.exprId()), enclosing);
+      return;
+    }
+    for (Expression child : Scala.list(expression.children())) {
+      checkUses(mvName, child, expression, collected);
+    }
   }
 
   /** Aggregates that pick a value by the order rows are read in; Catalyst calls them deterministic. */

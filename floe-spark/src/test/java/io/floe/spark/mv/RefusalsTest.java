@@ -108,6 +108,33 @@ class RefusalsTest extends MvTestSupport {
     assertNothingCreated("by_order");
   }
 
+  /**
+   * An array collected in HAVING, or in a subquery, is computed into a column the analyzer adds to
+   * the aggregate; where that column is used decides, as where the call is written does.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "SELECT id FROM t GROUP BY id HAVING element_at(collect_list(v), 1) = 'a'|collect_list(), whose array",
+        "SELECT * FROM (SELECT id, collect_set(v) AS vs FROM t GROUP BY id) WHERE size(vs) > 0|collect_set(), whose array",
+        "SELECT id, (SELECT collect_list(v) FROM t) AS all_v FROM t|collect_list(), whose array"
+      })
+  void anArrayCollectedInOrderIsRefusedWhereverItIsUsed(String query, String problem) {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW by_order AS " + query))
+        .contains("Cannot create materialized view " + mv("by_order"))
+        .contains(problem);
+    assertNothingCreated("by_order");
+  }
+
+  @Test
+  void anArraySizedOrSortedInHavingIsAllowed() {
+    sql("CREATE MATERIALIZED VIEW several_values AS SELECT id, count(*) AS n FROM t GROUP BY id"
+        + " HAVING size(collect_set(v)) >= 1 AND array_sort(collect_list(v))[0] IS NOT NULL");
+    assertThat(count("SELECT * FROM several_values")).isEqualTo(2);
+    sql("DROP MATERIALIZED VIEW several_values");
+  }
+
   @Test
   void orderedAggregatesAreAllowed() {
     sql("CREATE MATERIALIZED VIEW sorted_values AS SELECT id, array_sort(collect_list(v)) AS vs,"
