@@ -19,6 +19,8 @@ import org.apache.spark.sql.catalyst.expressions.SortArray;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.expressions.WindowExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.ListAgg;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Mode;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
@@ -213,11 +215,25 @@ public final class DefinitionValidator {
     String function = aggregate.aggregateFunction().getClass().getSimpleName();
     boolean picked = PICKED_BY_ORDER.contains(function);
     boolean collected = COLLECTED_IN_ORDER.contains(function);
-    if (!picked && !collected) {
+    boolean unorderedList = aggregate.aggregateFunction() instanceof ListAgg list && list.orderExpressions().isEmpty();
+    boolean anyMode = aggregate.aggregateFunction() instanceof Mode mode && mode.reverseOpt().isEmpty();
+    if (!picked && !collected && !unorderedList && !anyMode) {
       return;
     }
     if (enclosing instanceof WindowExpression window && !window.windowSpec().orderSpec().isEmpty()) {
       return;
+    }
+    String name = aggregate.aggregateFunction().prettyName();
+    if (unorderedList) {
+      throw refused(mvName, "its definition calls " + name + "() without WITHIN GROUP (ORDER BY ...), which joins the"
+          + " values in the order rows are read, which changes with the files writes and compactions leave; a"
+          + " materialized view must give the same rows for the same source data: give the order, as in "
+          + name + "(x, ',') WITHIN GROUP (ORDER BY x)");
+    }
+    if (anyMode) {
+      throw refused(mvName, "its definition calls mode(), which returns any one of equally frequent values, the one"
+          + " the order rows are read in gives; a materialized view must give the same rows for the same source"
+          + " data: use mode(x, true) or mode() WITHIN GROUP (ORDER BY x), which return the smallest");
     }
     if (collected && (enclosing instanceof SortArray || enclosing instanceof ArraySort)
         || enclosing instanceof Size) {

@@ -99,7 +99,10 @@ class RefusalsTest extends MvTestSupport {
         "last(v)|last(), whose value",
         "any_value(v)|any_value(), whose value",
         "collect_list(v)|collect_list(), whose array lists the values in the order rows are read",
-        "concat_ws(',', collect_set(v))|collect_set(), whose array"
+        "concat_ws(',', collect_set(v))|collect_set(), whose array",
+        "listagg(v, ',')|listagg() without WITHIN GROUP (ORDER BY ...), which joins the values in the order rows are read",
+        "string_agg(v)|string_agg() without WITHIN GROUP",
+        "mode(v)|mode(), which returns any one of equally frequent values"
       })
   void aggregatesThatDependOnTheOrderOfRowsAreRefused(String call, String problem) {
     assertThat(errorOf("CREATE MATERIALIZED VIEW by_order AS SELECT id, " + call + " AS x FROM t GROUP BY id"))
@@ -138,7 +141,9 @@ class RefusalsTest extends MvTestSupport {
   @Test
   void orderedAggregatesAreAllowed() {
     sql("CREATE MATERIALIZED VIEW sorted_values AS SELECT id, array_sort(collect_list(v)) AS vs,"
-        + " sort_array(collect_set(v)) AS distinct_vs, size(collect_set(v)) AS n FROM t GROUP BY id");
+        + " sort_array(collect_set(v)) AS distinct_vs, size(collect_set(v)) AS n,"
+        + " listagg(v, ',') WITHIN GROUP (ORDER BY v) AS joined, mode(v, true) AS most,"
+        + " mode() WITHIN GROUP (ORDER BY v) AS most_ordered FROM t GROUP BY id");
     sql("CREATE MATERIALIZED VIEW first_in_order AS SELECT id,"
         + " first_value(v) OVER (PARTITION BY id ORDER BY v) AS first_v FROM t");
     assertThat(count("SELECT * FROM sorted_values")).isEqualTo(2);
