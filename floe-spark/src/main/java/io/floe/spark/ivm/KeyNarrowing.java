@@ -29,8 +29,10 @@ import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.TryEval;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Window;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.BooleanType;
@@ -175,14 +177,68 @@ public final class KeyNarrowing {
    * key, NULL matching NULL); empty when there are no touched keys or no read to narrow.
    */
   static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Dataset<Row> touched) {
-    if (KeyedShape.keyReads(analyzed, key).isEmpty()) {
+    if (KeyedShape.keyReads(analyzed, key).isEmpty() && KeyedShape.computedPartitions(analyzed, key).isEmpty()) {
       return Optional.empty();
     }
     return Touched.of(touched).flatMap(t -> of(analyzed, key, t));
   }
 
+  /**
+   * A key computed by an expression ({@code PARTITION BY upper(trim(id))}) narrows no read: no
+   * file bounds hold the expression's values. The windows partitioned by it are given the rows of
+   * the touched values alone instead, so a window sorts and numbers the rows of a few partitions,
+   * not of every row the definition reads.
+   */
+  private static Optional<KeyNarrowing> ofComputed(LogicalPlan analyzed, KeyedShape.Key key, Touched touched) {
+    Map<ExprId, Integer> partitions = KeyedShape.computedPartitions(analyzed, key);
+    List<Values> columns = touched.columns();
+    List<Read> reads = new ArrayList<>();
+    boolean[] narrowed = {false};
+    LogicalPlan plan =
+        analyzed.transformUpWithSubqueries(
+            new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
+              @Override
+              public boolean isDefinedAt(LogicalPlan node) {
+                return node instanceof Window
+                    || node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable;
+              }
+
+              @Override
+              public LogicalPlan apply(LogicalPlan node) {
+                if (node instanceof DataSourceV2Relation relation) {
+                  reads.add(new Read((SparkTable) relation.table(), Optional.empty()));
+                  return relation;
+                }
+                Window window = (Window) node;
+                Expression condition = null;
+                for (Expression partition : io.floe.spark.Scala.list(window.partitionSpec())) {
+                  Integer c = partition instanceof Attribute ? partitions.get(((Attribute) partition).exprId()) : null;
+                  if (c == null || !comparedByValue(partition.dataType()) || !partition.dataType().equals(columns.get(c).type())) {
+                    continue;
+                  }
+                  Expression matches = matches((Attribute) partition, columns.get(c));
+                  condition = condition == null ? matches : new And(condition, matches);
+                }
+                if (condition == null) {
+                  return window;
+                }
+                narrowed[0] = true;
+                // Spark may run the filter ahead of the definition's own (it pushes it down through
+                // the projection computing the partition), on rows those drop, where the expression
+                // may fail (a CAST under ANSI mode). A row it fails on never reaches the window, so
+                // the filter drops it: NULL, as try_ functions give.
+                condition = new TryEval(condition);
+                return window.withNewChildren(io.floe.spark.Scala.<LogicalPlan>seq(List.of(new Filter(condition, window.child()))));
+              }
+            });
+    return narrowed[0] ? Optional.of(new KeyNarrowing(plan, reads)) : Optional.empty();
+  }
+
   /** {@link #of(LogicalPlan, KeyedShape.Key, Dataset)} with the touched keys collected. */
   static Optional<KeyNarrowing> of(LogicalPlan analyzed, KeyedShape.Key key, Touched touched) {
+    if (key.computed()) {
+      return ofComputed(analyzed, key, touched);
+    }
     Map<ExprId, Integer> keyReads = KeyedShape.keyReads(analyzed, key);
     if (keyReads.isEmpty()) {
       return Optional.empty();

@@ -479,6 +479,41 @@ public final class KeyedShape {
     return reads;
   }
 
+  /**
+   * The window partition columns of {@code analyzed} (a definition of this shape) computed by the
+   * expression of a computed column of {@code key}: by attribute, as the window's input has it, the
+   * index of that key column. A window partition holds the source rows of its key value alone, so
+   * the window's input can be filtered to some values of these columns, and it then computes the
+   * partitions of those values as it would over every row.
+   */
+  static Map<ExprId, Integer> computedPartitions(LogicalPlan analyzed, Key key) {
+    if (!key.computed()) {
+      return Map.of();
+    }
+    Lineage lineage = new Lineage(analyzed);
+    Map<ExprId, Integer> partitions = new HashMap<>();
+    analyzed.foreach(
+        node -> {
+          if (node instanceof Window window) {
+            for (Expression partition : Scala.list(window.partitionSpec())) {
+              Optional<Expression> expanded =
+                  partition instanceof Attribute attribute ? lineage.inSourceColumns(attribute) : Optional.empty();
+              if (expanded.isEmpty() || !lineage.ofKnownTables(expanded.get())) {
+                continue;
+              }
+              Expression byName = lineage.byName(expanded.get());
+              for (int c = 0; c < key.columns().size(); c++) {
+                if (key.columns().get(c).sourceExpressions().containsValue(byName)) {
+                  partitions.put(((Attribute) partition).exprId(), c);
+                }
+              }
+            }
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return partitions;
+  }
+
   /** Subqueries in the nodes from the top of {@code plan} down to {@code below}, excluded. */
   private static Optional<String> problemAbove(LogicalPlan plan, LogicalPlan below) {
     for (LogicalPlan node = plan; node != below; node = node.children().head()) {
@@ -846,16 +881,27 @@ public final class KeyedShape {
       for (int i = 0; i < output.size(); i++) {
         Optional<Expression> viewColumn = inSourceColumns(output.get(i));
         if (viewColumn.isPresent() && viewColumn.get().canonicalized().equals(canonical)) {
-          Expression byName =
-              Scala.replaceAttributes(
-                  expanded.get(),
-                  attribute ->
-                      new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(
-                          Scala.seq(List.of(relationColumns.get(attribute.exprId())[1]))));
-          return Optional.of(new KeyColumn(List.of(i), Map.of(), Map.of(tables.iterator().next(), byName)));
+          return Optional.of(new KeyColumn(List.of(i), Map.of(), Map.of(tables.iterator().next(), byName(expanded.get()))));
         }
       }
       return Optional.empty();
+    }
+
+    /**
+     * An expression over source columns (as {@link #inSourceColumns} gives it) with each column
+     * by its name in its table, as a changed row of that table is read.
+     */
+    Expression byName(Expression inSourceColumns) {
+      return Scala.replaceAttributes(
+          inSourceColumns,
+          attribute ->
+              new org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute(
+                  Scala.seq(List.of(relationColumns.get(attribute.exprId())[1]))));
+    }
+
+    /** Whether every column of an expression over source columns comes from a known table. */
+    boolean ofKnownTables(Expression inSourceColumns) {
+      return Scala.list(inSourceColumns.references().toSeq()).stream().allMatch(a -> relationColumns.containsKey(a.exprId()));
     }
 
     /** The key column equal to {@code attribute}: the first view column in its class. */
