@@ -737,9 +737,9 @@ public final class IncrementalRefresh {
       ColumnRole role = position >= 0 ? shape.roles().get(position) : ColumnRole.COUNT_ROWS;
       Column value;
       if (role == ColumnRole.KEY || StorageLayout.isDistinctState(column)) {
-        value = col("k_" + column);
+        value = sided("k_", column);
       } else if (role == ColumnRole.COUNT_DISTINCT) {
-        value = size(col("k_" + StorageLayout.distinctState(position)));
+        value = size(sided("k_", StorageLayout.distinctState(position)));
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
@@ -766,9 +766,9 @@ public final class IncrementalRefresh {
           mayRecheck = true;
         }
       } else if (role == ColumnRole.MIN || role == ColumnRole.MAX) {
-        Column storedValue = col("o_" + column);
-        Column added = col("i_" + column);
-        Column removed = col("d_" + column);
+        Column storedValue = sided("o_", column);
+        Column added = sided("i_", column);
+        Column removed = sided("d_", column);
         // least/greatest skip NULLs: a group without values keeps NULL.
         value = role == ColumnRole.MIN ? least(storedValue, added) : greatest(storedValue, added);
         // A removed value that could have been the extreme (ties included) leaves the new extreme
@@ -817,8 +817,8 @@ public final class IncrementalRefresh {
    * have been removed is. Inserts alone only add, as a full refresh adds, in another order.
    */
   private static Column floatingSumUnsure(String column) {
-    Column stored = col("o_" + column).cast(DataTypes.DoubleType);
-    Column removed = col("d_" + column).cast(DataTypes.DoubleType);
+    Column stored = sided("o_", column).cast(DataTypes.DoubleType);
+    Column removed = sided("d_", column).cast(DataTypes.DoubleType);
     Column now = combined(column).cast(DataTypes.DoubleType);
     Column cancelled = abs(now).multiply(CANCELLATION).lt(greatest(abs(coalesce(stored, lit(0.0))), abs(removed)));
     Column unsure = removed.isNotNull().and(nonFinite(coalesce(stored, lit(0.0))).or(nonFinite(removed)).or(cancelled));
@@ -837,7 +837,7 @@ public final class IncrementalRefresh {
     Column overflowed = lit(false);
     for (String side : List.of("o_", "i_", "d_")) {
       overflowed = overflowed.or(
-          col(side + column).isNull().and(coalesce(col(side + nonNullCount), lit(0L)).gt(0)));
+          sided(side, column).isNull().and(coalesce(sided(side, nonNullCount), lit(0L)).gt(0)));
     }
     overflowed = overflowed.or(combined(column).isNull().and(combined(nonNullCount).gt(0)));
     // Never NULL: a NULL would drop the group from both the kept and the recomputed rows.
@@ -1050,9 +1050,9 @@ public final class IncrementalRefresh {
 
   /** old + inserted − deleted for a counter column, treating absent as zero. */
   private static Column combined(String column) {
-    return coalesce(col("o_" + column), lit(0))
-        .plus(coalesce(col("i_" + column), lit(0)))
-        .minus(coalesce(col("d_" + column), lit(0)));
+    return coalesce(sided("o_", column), lit(0))
+        .plus(coalesce(sided("i_", column), lit(0)))
+        .minus(coalesce(sided("d_", column), lit(0)));
   }
 
   private static Dataset<Row> prefixed(Dataset<Row> rows, String prefix) {
@@ -1064,10 +1064,15 @@ public final class IncrementalRefresh {
     return rows.toDF(renamed);
   }
 
+  /** The column {@code column} of a side {@link #prefixed} with {@code prefix}, whatever its name holds. */
+  private static Column sided(String prefix, String column) {
+    return col(StorageLayout.quote(prefix + column));
+  }
+
   private static Column prefixedCondition(List<String> keys, String left, String right) {
     Column condition = lit(true);
     for (String key : keys) {
-      condition = condition.and(col(left + key).eqNullSafe(col(right + key)));
+      condition = condition.and(sided(left, key).eqNullSafe(sided(right, key)));
     }
     return condition;
   }
