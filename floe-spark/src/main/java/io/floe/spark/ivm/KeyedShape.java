@@ -412,7 +412,9 @@ public final class KeyedShape {
         analyzed,
         Operator.SEMI_JOIN,
         "an IN or EXISTS subquery is maintained incrementally only when the view selects a column its rows are matched on"
-            + " (IN's value, or one side of an equality between the subquery's table and the outer one)");
+            + " (IN's value, or one side of an equality between the subquery's table and the outer one) and every other"
+            + " table the definition reads is joined on that column too, so that a changed row of any of them tells"
+            + " which view rows it touches");
   }
 
   /**

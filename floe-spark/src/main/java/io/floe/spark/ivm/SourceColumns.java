@@ -2,6 +2,7 @@ package io.floe.spark.ivm;
 
 import io.floe.spark.Scala;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -66,10 +67,12 @@ public final class SourceColumns {
   private static final Set<Class<?>> WHOLE_ROWS = Set.of(Distinct.class, Union.class, Intersect.class, Except.class);
 
   private final Map<String, Set<String>> byTable;
+  private final Map<String, Set<String>> neededByTable;
   private final boolean traceable;
 
-  private SourceColumns(Map<String, Set<String>> byTable, boolean traceable) {
+  private SourceColumns(Map<String, Set<String>> byTable, Map<String, Set<String>> neededByTable, boolean traceable) {
     this.byTable = byTable;
+    this.neededByTable = neededByTable;
     this.traceable = traceable;
   }
 
@@ -104,7 +107,51 @@ public final class SourceColumns {
       }
       return scala.runtime.BoxedUnit.UNIT;
     });
-    return new SourceColumns(byTable, traceable[0]);
+    return new SourceColumns(byTable, needed(plan, columns), traceable[0]);
+  }
+
+  /**
+   * The columns of each table the plan's rows need, which may be fewer than those its operators
+   * name: from the top down, an operator needs of its input the columns its expressions reference
+   * and those of its output the operators above need; a projection, only what its needed columns
+   * are computed from (a {@code JOIN ... USING} projects every column of both tables, a column
+   * added since among them); a {@linkplain #WHOLE_ROWS whole-row operator}, every column of its
+   * inputs. A column named but not needed still has to be there for the definition to resolve,
+   * but what it holds changes nothing the view computes.
+   */
+  private static Map<String, Set<String>> needed(LogicalPlan plan, Map<ExprId, String[]> columns) {
+    Set<ExprId> needed = new HashSet<>();
+    addIds(needed, plan.output());
+    // Top down: an operator's needs are known once every operator above it was visited.
+    plan.foreach(node -> {
+      if (node instanceof Project project) {
+        for (NamedExpression expression : Scala.list(project.projectList())) {
+          if (needed.contains(expression.exprId())) {
+            addIds(needed, ((org.apache.spark.sql.catalyst.expressions.Expression) expression).references().toSeq());
+          }
+        }
+      } else {
+        addIds(needed, node.references().toSeq());
+        if (WHOLE_ROWS.contains(node.getClass())) {
+          Scala.list(node.children()).forEach(input -> addIds(needed, input.output()));
+        }
+      }
+      return scala.runtime.BoxedUnit.UNIT;
+    });
+    Map<String, Set<String>> byTable = new HashMap<>();
+    columns.forEach((id, column) -> {
+      Set<String> read = byTable.computeIfAbsent(column[0], k -> new TreeSet<>());
+      if (needed.contains(id)) {
+        read.add(column[1]);
+      }
+    });
+    return byTable;
+  }
+
+  private static void addIds(Set<ExprId> ids, scala.collection.Seq<? extends Attribute> attributes) {
+    for (Attribute a : Scala.list(attributes)) {
+      ids.add(a.exprId());
+    }
   }
 
   /**
@@ -147,8 +194,8 @@ public final class SourceColumns {
 
   /**
    * Why the schemas {@code schemaIds} of {@code table} (named {@code name}) differ in a column the
-   * definition reads: a read column missing from one of them, or a different field or type behind
-   * its name. Empty when they agree on every read column.
+   * definition's rows need: a needed column missing from one of them, or a different field or type
+   * behind its name. Empty when they agree on every needed column.
    */
   public Optional<String> differingColumn(Table table, String name, List<Integer> schemaIds) {
     Set<Integer> distinct = new LinkedHashSet<>(schemaIds);
@@ -156,7 +203,7 @@ public final class SourceColumns {
       return Optional.empty();
     }
     Map<Integer, Schema> schemas = table.schemas();
-    for (String column : byTable.getOrDefault(table.uuid().toString(), Set.of())) {
+    for (String column : neededByTable.getOrDefault(table.uuid().toString(), Set.of())) {
       Types.NestedField first = null;
       Integer firstId = null;
       for (int id : distinct) {
