@@ -192,23 +192,17 @@ public final class KeyNarrowing {
   private static Optional<KeyNarrowing> ofComputed(LogicalPlan analyzed, KeyedShape.Key key, Touched touched) {
     Map<ExprId, Integer> partitions = KeyedShape.computedPartitions(analyzed, key);
     List<Values> columns = touched.columns();
-    List<Read> reads = new ArrayList<>();
     boolean[] narrowed = {false};
     LogicalPlan plan =
         analyzed.transformUpWithSubqueries(
             new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
               @Override
               public boolean isDefinedAt(LogicalPlan node) {
-                return node instanceof Window
-                    || node instanceof DataSourceV2Relation && ((DataSourceV2Relation) node).table() instanceof SparkTable;
+                return node instanceof Window;
               }
 
               @Override
               public LogicalPlan apply(LogicalPlan node) {
-                if (node instanceof DataSourceV2Relation relation) {
-                  reads.add(new Read((SparkTable) relation.table(), Optional.empty()));
-                  return relation;
-                }
                 Window window = (Window) node;
                 Expression condition = null;
                 for (Expression partition : io.floe.spark.Scala.list(window.partitionSpec())) {
@@ -231,7 +225,8 @@ public final class KeyNarrowing {
                 return window.withNewChildren(io.floe.spark.Scala.<LogicalPlan>seq(List.of(new Filter(condition, window.child()))));
               }
             });
-    return narrowed[0] ? Optional.of(new KeyNarrowing(plan, reads)) : Optional.empty();
+    // No read is filtered: each source counts as read whole (rowsRead).
+    return narrowed[0] ? Optional.of(new KeyNarrowing(plan, List.of())) : Optional.empty();
   }
 
   /** {@link #of(LogicalPlan, KeyedShape.Key, Dataset)} with the touched keys collected. */

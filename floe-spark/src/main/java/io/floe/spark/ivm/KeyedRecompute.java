@@ -116,28 +116,14 @@ final class KeyedRecompute {
         touched.size() == 1
             ? KeyNarrowing.of(definition.queryExecution().analyzed(), shape.keys().get(0), touched.get(0))
             : Optional.empty();
+    if (narrowing.isPresent()) {
+      fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, narrowing.get().plan()).toDF(view.toArray(new String[0]));
+    }
     for (Source source : pinned.sources()) {
       long read = narrowing.map(n -> n.rowsRead(source)).orElse(source.totalRecords());
       rowsRead.merge(source.name().toString(), read, Long::sum);
     }
-    if (narrowing.isPresent()) {
-      fresh = org.apache.spark.sql.classic.Dataset.ofRows(spark, narrowing.get().plan()).toDF(view.toArray(new String[0]));
-    }
-    return replacement(mv, shape, readSnapshot, touched, fresh, check);
-  }
 
-  /**
-   * The change that replaces the stored rows of the touched keys by those of {@code fresh} (the
-   * definition's rows, of the touched keys at least).
-   */
-  private Change replacement(
-      MaterializedView mv,
-      KeyedShape shape,
-      Snapshot readSnapshot,
-      List<Dataset<Row>> touched,
-      Dataset<Row> fresh,
-      ExpectationCheck check) {
-    List<String> view = mv.viewColumns();
     Dataset<Row> old =
         spark.sql("SELECT * FROM " + mv.storageName().quoted() + " VERSION AS OF " + readSnapshot.snapshotId());
     Dataset<Row> removed =
