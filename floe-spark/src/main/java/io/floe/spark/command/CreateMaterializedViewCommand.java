@@ -206,7 +206,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
           .withQuery(MaterializedView.DIALECT, statement().query())
           .withDefaultCatalog(defaultCatalog)
           .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
-          .withProperties(viewProperties(spark, storage, schema, pinned, layout))
+          .withProperties(viewProperties(spark, storage, schema, viewSchema, pinned, layout))
           .createOrReplace();
     } catch (RuntimeException e) {
       if (replaced.isPresent()) {
@@ -422,7 +422,12 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   }
 
   private Map<String, String> viewProperties(
-      SparkSession spark, ResolvedName storage, StructType querySchema, PinnedDefinition pinned, StorageLayout layout) {
+      SparkSession spark,
+      ResolvedName storage,
+      StructType querySchema,
+      StructType viewSchema,
+      PinnedDefinition pinned,
+      StorageLayout layout) {
     Map<String, String> properties = new LinkedHashMap<>();
     properties.putAll(io.floe.spark.mv.DefinitionSettings.capture(spark));
     properties.put(StorageLayout.PROPERTY, layout.name());
@@ -435,6 +440,8 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
         .refreshPolicy()
         .ifPresent(p -> properties.put(MaterializedViewProperties.REFRESH_POLICY, p.name()));
     properties.put(MaterializedView.QUERY_COLUMN_NAMES, String.join(",", querySchema.fieldNames()));
+    // Always set: a replacement keeps the properties it does not set, and may drop a collation.
+    properties.put(MaterializedView.COLLATED_COLUMNS, MaterializedView.collatedColumns(viewSchema));
     if (!statement().expectations().isEmpty()) {
       properties.put(ExpectationsParser.PROPERTY, ExpectationsParser.toJson(statement().expectations()));
     }

@@ -45,8 +45,11 @@ public final class DescribeMaterializedViewCommand extends FloeCommand<DescribeR
     MaterializedViewCatalog catalog = new MaterializedViewCatalog(spark);
     MaterializedView mv = catalog.loadExisting(catalog.resolve(statement().name()), "describe");
     List<Row> rows = new ArrayList<>();
+    // A collated column's type as reads give it; the view's schema cannot say.
+    java.util.Map<String, org.apache.spark.sql.types.DataType> collated = mv.collatedColumns();
     for (StructField field : SparkSchemaUtil.convert(mv.view().schema()).fields()) {
-      rows.add(RowFactory.create(field.name(), field.dataType().simpleString(), field.getComment().getOrElse(() -> null)));
+      org.apache.spark.sql.types.DataType type = collated.getOrDefault(field.name(), field.dataType());
+      rows.add(RowFactory.create(field.name(), type.simpleString(), field.getComment().getOrElse(() -> null)));
     }
     if (!statement().extended()) {
       return rows;

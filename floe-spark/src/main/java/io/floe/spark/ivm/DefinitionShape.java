@@ -271,7 +271,7 @@ public final class DefinitionShape {
   }
 
   /** The collation of a string in {@code type} that is not Spark's default byte-wise one, if any. */
-  private static java.util.Optional<String> collation(org.apache.spark.sql.types.DataType type) {
+  public static java.util.Optional<String> collation(org.apache.spark.sql.types.DataType type) {
     if (type instanceof org.apache.spark.sql.types.StringType string && !string.isUTF8BinaryCollation()) {
       return java.util.Optional.of(string.collationName());
     }

@@ -532,8 +532,13 @@ public final class IncrementalRefresh {
         mv.layout() == StorageLayout.ROWS
             ? zset.withColumn(WEIGHT, col(WEIGHT).multiply(col(StorageLayout.COUNT)))
             : zset;
+    // The view's rows as a read of it gives them: a collated column cast back to its collation.
+    Map<String, DataType> collated = mv.collatedColumns();
     List<Column> columns = new ArrayList<>();
-    mv.viewColumns().forEach(c -> columns.add(col(StorageLayout.quote(c))));
+    for (String c : mv.viewColumns()) {
+      Column column = col(StorageLayout.quote(c));
+      columns.add(collated.containsKey(c) ? column.cast(collated.get(c)).as(c) : column);
+    }
     columns.add(col(WEIGHT));
     return weighted.select(columns.toArray(new Column[0]));
   }

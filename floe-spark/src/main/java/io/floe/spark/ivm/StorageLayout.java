@@ -3,7 +3,6 @@ package io.floe.spark.ivm;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Collectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
@@ -79,9 +78,12 @@ public enum StorageLayout {
     return column.regionMatches(true, 0, HIDDEN_PREFIX, 0, HIDDEN_PREFIX.length());
   }
 
-  /** A query reading the MV's rows from {@code tableReference}, a Spark table reference. */
-  public String readSql(String tableReference, List<String> viewColumns) {
-    String columns = viewColumns.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
+  /**
+   * A query reading the MV's rows from {@code tableReference}, a Spark table reference, with the
+   * select list {@code readColumns} (see {@link io.floe.spark.mv.MaterializedView#readColumns()}).
+   */
+  public String readSql(String tableReference, List<String> readColumns) {
+    String columns = String.join(", ", readColumns);
     if (this == ROWS) {
       return "SELECT " + columns + " FROM " + tableReference + " AS __floe_s"
           + " LATERAL VIEW explode(array_repeat(0, CAST(" + COUNT + " AS INT))) __floe_x AS __floe_r";

@@ -6,6 +6,8 @@ import io.floe.mv.RefreshPolicy;
 import io.floe.mv.RefreshState;
 import io.floe.mv.RefreshStateParser;
 import io.floe.schedule.Schedule;
+import io.floe.spark.ivm.DefinitionShape;
+import io.floe.spark.ivm.StorageLayout;
 import io.floe.sql.QualifiedName;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,6 +23,9 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.view.SQLViewRepresentation;
 import org.apache.iceberg.view.View;
 import org.apache.iceberg.view.ViewVersion;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * A materialized view as stored: an Iceberg view whose properties point to its storage table.
@@ -41,6 +46,14 @@ public final class MaterializedView {
    * part backtick-quoted when it is not a plain identifier (as {@link ResolvedName#toString}).
    */
   public static final String SOURCES = "floe.sources";
+
+  /**
+   * View property: the view's columns whose type carries a string collation, as a Spark DDL column
+   * list ({@code cs STRING COLLATE UTF8_LCASE}); empty when none does. Iceberg keeps no collation,
+   * so the storage column and the view's schema say {@code STRING}, and a read of the view casts
+   * the column back to the type the definition gave it.
+   */
+  public static final String COLLATED_COLUMNS = "floe.collated-columns";
 
   private final ResolvedName name;
   private final View view;
@@ -95,9 +108,9 @@ public final class MaterializedView {
   }
 
   /** How the storage table keeps the rows. */
-  public io.floe.spark.ivm.StorageLayout layout() {
-    String layout = view.properties().get(io.floe.spark.ivm.StorageLayout.PROPERTY);
-    return layout == null ? io.floe.spark.ivm.StorageLayout.PLAIN : io.floe.spark.ivm.StorageLayout.valueOf(layout);
+  public StorageLayout layout() {
+    String layout = view.properties().get(StorageLayout.PROPERTY);
+    return layout == null ? StorageLayout.PLAIN : StorageLayout.valueOf(layout);
   }
 
   /** The view's column names, in order. */
@@ -105,6 +118,61 @@ public final class MaterializedView {
     List<String> columns = new ArrayList<>();
     view.schema().columns().forEach(c -> columns.add(c.name()));
     return columns;
+  }
+
+  /**
+   * The view columns whose type carries a string collation (see {@link #COLLATED_COLUMNS}), by
+   * name, with that type; empty for most views.
+   */
+  public Map<String, DataType> collatedColumns() {
+    String ddl = view.properties().get(COLLATED_COLUMNS);
+    if (ddl == null || ddl.isBlank()) {
+      return Map.of();
+    }
+    StructType columns;
+    try {
+      columns = StructType.fromDDL(ddl);
+    } catch (RuntimeException e) {
+      throw new FloeException(
+          "Materialized view " + name + " has an unreadable " + COLLATED_COLUMNS + " property '" + ddl + "': "
+              + io.floe.ErrorMessages.firstLine(e.getMessage()), e);
+    }
+    Map<String, DataType> types = new java.util.LinkedHashMap<>();
+    for (StructField field : columns.fields()) {
+      types.put(field.name(), field.dataType());
+    }
+    return types;
+  }
+
+  /**
+   * The select list that reads the view's columns from its storage table: each column by name,
+   * cast back to its collated type where the definition gave it one.
+   */
+  public List<String> readColumns() {
+    Map<String, DataType> collated = collatedColumns();
+    List<String> items = new ArrayList<>();
+    for (String column : viewColumns()) {
+      String quoted = StorageLayout.quote(column);
+      DataType type = collated.get(column);
+      items.add(type == null ? quoted : "CAST(" + quoted + " AS " + type.sql() + ") AS " + quoted);
+    }
+    return items;
+  }
+
+  /**
+   * The property value of {@link #COLLATED_COLUMNS} for a view of {@code viewSchema}: its columns
+   * whose type carries a collation other than Spark's default byte-wise one.
+   */
+  public static String collatedColumns(StructType viewSchema) {
+    List<StructField> collated = new ArrayList<>();
+    for (StructField field : viewSchema.fields()) {
+      if (DefinitionShape.collation(field.dataType()).isPresent()) {
+        collated.add(field);
+      }
+    }
+    return collated.isEmpty()
+        ? ""
+        : new StructType(collated.toArray(StructField[]::new)).toDDL();
   }
 
   /**

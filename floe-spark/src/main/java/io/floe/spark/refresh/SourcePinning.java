@@ -337,7 +337,7 @@ public final class SourcePinning {
         mv.storageName().quoted() + snapshotId.map(id -> " VERSION AS OF " + id).orElse("");
     LogicalPlan read;
     try {
-      read = spark.sessionState().sqlParser().parseQuery(mv.layout().readSql(reference, mv.viewColumns()));
+      read = spark.sessionState().sqlParser().parseQuery(mv.layout().readSql(reference, mv.readColumns()));
     } catch (Exception e) {
       throw new FloeException("Cannot read materialized view " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
     }

@@ -152,6 +152,11 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
           report.rejected(c.name(), dropsRows.get());
           continue;
         }
+        Optional<String> collated = CandidateIndex.keepsCollations(c.mv());
+        if (collated.isPresent()) {
+          report.rejected(c.name(), collated.get());
+          continue;
+        }
         Map<String, String> differing = io.floe.spark.mv.DefinitionSettings.differing(spark, c.mv());
         if (!differing.isEmpty()) {
           // Its rows mean what its definition says under those settings, not under this session's.
@@ -253,7 +258,7 @@ public final class AnswerQueriesFromViews extends Rule<LogicalPlan> {
       String reference = candidate.mv().storageName().quoted() + " VERSION AS OF " + snapshot.snapshotId();
       String sql =
           candidate.mv().layout() == io.floe.spark.ivm.StorageLayout.ROWS
-              ? candidate.mv().layout().readSql(reference, candidate.mv().viewColumns())
+              ? candidate.mv().layout().readSql(reference, candidate.mv().readColumns())
               : "SELECT * FROM " + reference;
       LogicalPlan parsed = new SourcePinning(spark).parse(sql);
       return Dataset.ofRows(spark, parsed).queryExecution().analyzed();

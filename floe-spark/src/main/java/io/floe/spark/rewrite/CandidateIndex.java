@@ -121,6 +121,18 @@ final class CandidateIndex {
         : Optional.of("its expectations " + String.join(", ", dropping) + " drop rows (ON VIOLATION DROP ROW)");
   }
 
+  /**
+   * Why {@code mv} cannot answer queries: a column of it carries a collation, which its storage
+   * table does not keep, and the rewrite reads the storage table as it is.
+   */
+  static Optional<String> keepsCollations(MaterializedView mv) {
+    Map<String, org.apache.spark.sql.types.DataType> collated = mv.collatedColumns();
+    return collated.isEmpty()
+        ? Optional.empty()
+        : Optional.of("its column" + (collated.size() == 1 ? " " : "s ") + String.join(", ", collated.keySet())
+            + " carr" + (collated.size() == 1 ? "ies" : "y") + " a collation, which its storage table does not keep");
+  }
+
   private static QueryBlock.Result analyze(SparkSession spark, MaterializedView mv) {
     try {
       SourcePinning pinning = new SourcePinning(spark);

@@ -228,6 +228,17 @@ class QueryRewriteTest extends RewriteTestSupport {
   }
 
   @Test
+  void aViewWithACollatedColumnAnswersNoQuery() {
+    String query = "SELECT id, city COLLATE UTF8_LCASE AS c FROM trips";
+    sql("CREATE MATERIALIZED VIEW city_names AS " + query);
+
+    Answer answer = assertNotAnswered(query + " WHERE city COLLATE UTF8_LCASE = 'TOKYO'");
+
+    assertThat(answer.rows()).hasSize(4);
+    assertThat(answer.report()).contains("its column c carries a collation, which its storage table does not keep");
+  }
+
+  @Test
   void aViewAnswersOnlySessionsWithTheSettingsItWasCreatedUnder() {
     String timeZone = "spark.sql.session.timeZone";
     spark.conf().set(timeZone, "UTC");
