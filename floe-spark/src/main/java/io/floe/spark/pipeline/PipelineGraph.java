@@ -155,7 +155,7 @@ public final class PipelineGraph {
   }
 
   /** A temporary view: private to the pipeline, inlined into its readers. */
-  private record TemporaryView(String name, String query, PipelineStatement statement) {}
+  private record TemporaryView(String name, String query, PipelineStatement statement, String catalog, List<String> namespace) {}
 
   private static final class Builder {
     private final SparkSession spark;
@@ -229,7 +229,7 @@ public final class PipelineGraph {
           if (temporaryViews.containsKey(name)) {
             problem(statement, name, "temporary view is defined twice (also at " + temporaryViews.get(name).statement().location() + ")");
           }
-          temporaryViews.put(name, new TemporaryView(name, temporaryView.group(2).trim(), statement));
+          temporaryViews.put(name, new TemporaryView(name, temporaryView.group(2).trim(), statement, useCatalog, useNamespace));
         } else {
           definition(statement, useCatalog, useNamespace);
         }
@@ -238,6 +238,7 @@ public final class PipelineGraph {
         addDataset(definition);
       }
       addStreamsAndFlows();
+      temporaryViewsNamedAsDatasets();
       DependencyGraph<String> edges = new DependencyGraph<>();
       for (PipelineDataset dataset : datasets.values()) {
         edges.addNode(dataset.name());
@@ -470,6 +471,28 @@ public final class PipelineGraph {
       }
     }
 
+    /**
+     * A temporary view with the name of a dataset where it is defined: a query reading that name
+     * would read the view, and everyone outside the pipeline the dataset.
+     */
+    private void temporaryViewsNamedAsDatasets() {
+      for (TemporaryView view : temporaryViews.values()) {
+        String key;
+        try {
+          key = catalog.resolve(List.of(view.name()), view.catalog(), view.namespace()).toString();
+        } catch (RuntimeException e) {
+          continue; // a namespace that does not resolve names no dataset
+        }
+        PipelineDataset dataset = datasets.get(key);
+        if (dataset != null) {
+          problem(view.statement(), view.name(),
+              "temporary view has the name of the dataset " + key + " (defined at " + dataset.statement().location()
+                  + "): a query of this pipeline reading " + view.name()
+                  + " would read the temporary view, and one outside it the dataset; rename one of them");
+        }
+      }
+    }
+
     /** Prefixes the query with the temporary views it reads, directly or through each other. */
     private String inlineTemporaryViews(PipelineStatement statement, String query) {
       if (temporaryViews.isEmpty()) {
@@ -493,9 +516,12 @@ public final class PipelineGraph {
 
     /** Adds the temporary views {@code query} reads to {@code needed}, each after those it reads. */
     private void collectTemporaryViews(String query, Set<String> needed, Set<String> visiting) {
-      for (String reference : singlePartReferences(pinning.parse(query))) {
+      LogicalPlan parsed = pinning.parse(query);
+      // A name the query gives one of its own common table expressions is that expression there.
+      Set<String> ownNames = commonTableExpressionNames(parsed);
+      for (String reference : singlePartReferences(parsed)) {
         TemporaryView view = temporaryViews.get(reference);
-        if (view == null || needed.contains(reference)) {
+        if (view == null || needed.contains(reference) || ownNames.contains(reference)) {
           continue;
         }
         if (!visiting.add(reference)) {
@@ -504,6 +530,21 @@ public final class PipelineGraph {
         collectTemporaryViews(view.query(), needed, visiting);
         needed.add(reference);
       }
+    }
+
+    private static Set<String> commonTableExpressionNames(LogicalPlan plan) {
+      Set<String> names = new LinkedHashSet<>();
+      plan.foreachWithSubqueries(
+          node -> {
+            if (node instanceof UnresolvedWith with) {
+              Scala.list(with.cteRelations()).forEach(cte -> {
+                names.add(cte._1().toLowerCase(Locale.ROOT));
+                names.addAll(commonTableExpressionNames(cte._2()));
+              });
+            }
+            return scala.runtime.BoxedUnit.UNIT;
+          });
+      return names;
     }
 
     private static List<String> singlePartReferences(LogicalPlan plan) {

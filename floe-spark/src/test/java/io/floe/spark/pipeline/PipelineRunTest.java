@@ -90,6 +90,27 @@ class PipelineRunTest extends MvTestSupport {
   }
 
   @Test
+  void aTemporaryViewNamedAsADatasetIsAProblemAndADefinitionsOwnCommonTableExpressionShadowsOne() throws IOException {
+    sdpProject();
+    write("transformations/c_clash.sql", """
+        CREATE TEMPORARY VIEW trips_silver AS SELECT 1 AS id;
+        CREATE MATERIALIZED VIEW own_cte AS
+        WITH completed AS (SELECT * FROM trips WHERE amount > 4) SELECT count(*) AS n FROM completed;
+        """);
+    PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
+
+    assertThat(graph.problems()).hasSize(1);
+    PipelineProblem clash = graph.problems().get(0);
+    assertThat(clash.location()).contains("c_clash.sql");
+    assertThat(clash.message())
+        .contains("temporary view has the name of the dataset lake." + ns + ".trips_silver")
+        .contains("rename one of them");
+    // The definition's own completed, not the temporary view of that name.
+    PipelineDataset ownCte = graph.datasets().get("lake." + ns + ".own_cte");
+    assertThat(ownCte.materializedView().query()).startsWith("WITH completed AS (SELECT * FROM trips WHERE amount > 4)");
+  }
+
+  @Test
   void runCreatesAndRefreshesThenAnUnchangedRunCommitsNothing() throws IOException {
     sdpProject();
     PipelineRunResult first = pipeline().run();
