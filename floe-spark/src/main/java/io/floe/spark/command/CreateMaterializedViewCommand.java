@@ -200,14 +200,19 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       } else {
         createStorageTable(spark, name, storage, storageSchema);
       }
-      views
-          .buildView(name.identifier())
-          .withSchema(SparkSchemaUtil.convert(viewSchema))
-          .withQuery(MaterializedView.DIALECT, statement().query())
-          .withDefaultCatalog(defaultCatalog)
-          .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
-          .withProperties(viewProperties(spark, storage, schema, viewSchema, pinned, layout))
-          .createOrReplace();
+      Map<String, String> properties = viewProperties(spark, storage, schema, viewSchema, pinned, layout);
+      org.apache.iceberg.view.View view =
+          views
+              .buildView(name.identifier())
+              .withSchema(SparkSchemaUtil.convert(viewSchema))
+              .withQuery(MaterializedView.DIALECT, statement().query())
+              .withDefaultCatalog(defaultCatalog)
+              .withDefaultNamespace(Namespace.of(defaultNamespace.toArray(new String[0])))
+              .withProperties(properties)
+              .createOrReplace();
+      if (existing.isPresent()) {
+        dropPropertiesNotRestated(view, properties);
+      }
     } catch (RuntimeException e) {
       if (replaced.isPresent()) {
         replaced.get().restore(e);
@@ -420,6 +425,29 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     }
     return storage;
   }
+
+  /**
+   * Iceberg's replace of a view keeps the properties the new version does not set, but a
+   * replacement states the whole definition: the old one's expectations, schedule, refresh policy,
+   * comment or settings that it leaves out are removed. The pipeline's tags are not the
+   * statement's; the run sets them again after defining the view.
+   */
+  private static void dropPropertiesNotRestated(org.apache.iceberg.view.View view, Map<String, String> properties) {
+    org.apache.iceberg.view.UpdateViewProperties update = view.updateProperties();
+    boolean dropped = false;
+    for (String key : view.properties().keySet()) {
+      if (!properties.containsKey(key) && !KEPT_ON_REPLACE.contains(key)) {
+        update.remove(key);
+        dropped = true;
+      }
+    }
+    if (dropped) {
+      update.commit();
+    }
+  }
+
+  private static final java.util.Set<String> KEPT_ON_REPLACE =
+      java.util.Set.of(io.floe.spark.pipeline.PipelineRun.PIPELINE, io.floe.spark.pipeline.PipelineRun.DEFINITION_HASH);
 
   private Map<String, String> viewProperties(
       SparkSession spark,

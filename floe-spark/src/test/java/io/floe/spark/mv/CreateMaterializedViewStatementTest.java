@@ -126,6 +126,31 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
   }
 
   /**
+   * A replacement states the whole definition: the expectations, schedule, refresh policy and
+   * comment of the view it replaces do not outlive it (a dropping expectation would go on dropping
+   * the new definition's rows).
+   */
+  @Test
+  void aReplacementKeepsNothingOfTheOldStatementItDoesNotRestate() {
+    sql("CREATE MATERIALIZED VIEW kept (CONSTRAINT big EXPECT (amount > 15) ON VIOLATION DROP ROW)"
+        + " SCHEDULE REFRESH EVERY 1 HOUR REFRESH POLICY FULL COMMENT 'old' AS SELECT id, amount FROM orders");
+    assertThat(view("kept").properties()).containsKeys(MaterializedViewProperties.SCHEDULE, MaterializedViewProperties.COMMENT);
+
+    sql("CREATE OR REPLACE MATERIALIZED VIEW kept AS SELECT id, amount FROM orders");
+
+    assertSameRows("SELECT * FROM kept", "SELECT id, amount FROM orders", count("SELECT * FROM orders"));
+    assertThat(view("kept").properties())
+        .doesNotContainKeys(MaterializedViewProperties.SCHEDULE, MaterializedViewProperties.REFRESH_POLICY,
+            MaterializedViewProperties.COMMENT, io.floe.mv.ExpectationsParser.PROPERTY);
+    assertThat(sql("SHOW CREATE TABLE kept").get(0).getString(0))
+        .doesNotContain("CONSTRAINT").doesNotContain("SCHEDULE").doesNotContain("'old'");
+    // Without the column the old expectation read, the replacement refreshes as any other.
+    sql("CREATE MATERIALIZED VIEW renamed (CONSTRAINT big EXPECT (amount > 15)) AS SELECT id, amount FROM orders");
+    sql("CREATE OR REPLACE MATERIALIZED VIEW renamed AS SELECT id, amount * 2 AS doubled FROM orders");
+    assertSameRows("SELECT * FROM renamed", "SELECT id, amount * 2 FROM orders", count("SELECT * FROM orders"));
+  }
+
+  /**
    * A replacement whose first refresh fails (a cast that fails on the data) leaves the view as it
    * was: definition, version, properties, storage and rows, whether the new definition needed a new
    * storage table or fit the old one; the views reading it are not emptied, and it refreshes
