@@ -139,8 +139,45 @@ public final class TableIngestion {
         currentNamespace(), Optional.empty());
     flows.removeIf(existing -> existing.name().equals(flow.name()));
     flows.add(flow);
+    Map<String, String> propertiesBefore = Map.copyOf(table.properties());
+    Schema schemaBefore = table.schema();
     define(target, new StreamingTableDefinition(List.of(), Optional.empty(), Map.of(), flows), false, "create");
-    return refresh(target, false, Optional.empty());
+    try {
+      return refresh(target, false, Optional.empty());
+    } catch (RuntimeException e) {
+      // Its first run failed, so nothing was written: the table is put back as it was, without the
+      // flow, or its every refresh would fail the same way and hold up the table's other flows.
+      try {
+        putBack(target, propertiesBefore, schemaBefore);
+      } catch (RuntimeException restore) {
+        e.addSuppressed(restore);
+      }
+      throw new FloeException(owner + " into " + target + ": its first run failed, so the flow was not added: "
+          + ErrorMessages.firstLineOf(e), e);
+    }
+  }
+
+  /** The table's flow properties and columns as they were before a flow that failed was added. */
+  private void putBack(ResolvedName name, Map<String, String> properties, Schema schema) {
+    Table table = name.catalog().loadTable(name.identifier());
+    UpdateProperties update = table.updateProperties();
+    properties.forEach((key, value) -> {
+      if (!value.equals(table.properties().get(key))) {
+        update.set(key, value);
+      }
+    });
+    table.properties().keySet().stream().filter(key -> !properties.containsKey(key)).forEach(update::remove);
+    update.commit();
+    List<String> added = table.schema().columns().stream()
+        .filter(column -> schema.findField(column.fieldId()) == null)
+        .map(org.apache.iceberg.types.Types.NestedField::name)
+        .toList();
+    if (!added.isEmpty()) {
+      UpdateSchema columns = table.updateSchema();
+      added.forEach(columns::deleteColumn);
+      columns.commit();
+    }
+    catalog.invalidateSparkCache(name);
   }
 
   /** {@code REFRESH STREAMING TABLE name [FULL]}. */

@@ -146,6 +146,32 @@ class TableIngestionTest extends MvTestSupport {
   }
 
   /**
+   * A flow whose first run fails on the data (a cast the values do not fit) is not added: the table
+   * keeps its flows and columns, and its other flows go on running.
+   */
+  @Test
+  void aFlowWhoseFirstRunFailsIsNotAdded() {
+    sql("CREATE TABLE live_raw (id INT, v STRING) USING iceberg");
+    sql("CREATE TABLE other_raw (id STRING, extra STRING) USING iceberg");
+    sql("INSERT INTO live_raw VALUES (1, 'a')");
+    sql("INSERT INTO other_raw VALUES ('x', 'b')");
+    sql("CREATE STREAMING TABLE merged");
+    run("CREATE FLOW live AS INSERT INTO merged BY NAME SELECT * FROM STREAM(live_raw)");
+    String flows = table("merged").properties().get(StreamFlow.FLOWS);
+
+    assertThat(errorOf("CREATE FLOW other AS INSERT INTO merged BY NAME SELECT CAST(id AS INT) AS id, extra FROM STREAM(other_raw)"))
+        .contains("Cannot create flow other into lake." + ns + ".merged: its first run failed, so the flow was not added")
+        .contains("CAST_INVALID_INPUT");
+    assertThat(table("merged").properties()).containsEntry(StreamFlow.FLOWS, flows)
+        .doesNotContainKey(StreamFlow.checkpointKey("other"));
+    assertThat(spark.table("merged").columns()).containsExactly("id", "v");
+
+    sql("INSERT INTO live_raw VALUES (2, 'c')");
+    assertThat(run("REFRESH STREAMING TABLE merged").getLong(2)).isEqualTo(1);
+    assertSameRows("SELECT * FROM merged", "SELECT * FROM live_raw", 2);
+  }
+
+  /**
    * A flow inserting by position whose query gives another number of columns than the table has is
    * refused before it is recorded, so the table's other flows keep running.
    */
