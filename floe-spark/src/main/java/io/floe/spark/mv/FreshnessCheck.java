@@ -3,6 +3,7 @@ package io.floe.spark.mv;
 import io.floe.FloeException;
 import io.floe.mv.Freshness;
 import io.floe.mv.MaterializedViewProperties;
+import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
 import io.floe.spark.capture.ChangeCapture;
 import io.floe.sql.QualifiedName;
@@ -28,7 +29,14 @@ public final class FreshnessCheck {
 
   public Freshness evaluate(MaterializedView mv) {
     Table storage = mv.storageTable();
-    return Freshness.evaluate(mv.versionId(), mv.refreshState(storage), sourcesOf(mv));
+    Optional<RefreshState> recorded = mv.refreshState(storage);
+    if (recorded.isEmpty()) {
+      Optional<String> outside = MaterializedView.writtenOutsideARefresh(storage);
+      if (outside.isPresent()) {
+        return Freshness.stale(outside.get());
+      }
+    }
+    return Freshness.evaluate(mv.versionId(), recorded, sourcesOf(mv));
   }
 
   private Freshness.Sources sourcesOf(MaterializedView mv) {

@@ -282,6 +282,28 @@ public final class MaterializedView {
     return Optional.ofNullable(snapshot);
   }
 
+  /**
+   * Why the storage table has no last refresh though a refresh wrote it: a commit that is neither
+   * a refresh nor a compaction (a write by something other than Floe) came after the last refresh,
+   * so its rows may not be the definition's; the first such commit is named. Empty when no such
+   * commit follows a refresh.
+   */
+  public static Optional<String> writtenOutsideARefresh(Table storage) {
+    Snapshot snapshot = storage.currentSnapshot();
+    Snapshot outside = null;
+    while (snapshot != null && !snapshot.summary().containsKey(RefreshState.SUMMARY_KEY)) {
+      if (!DataOperations.REPLACE.equals(snapshot.operation())) {
+        outside = snapshot;
+      }
+      snapshot = snapshot.parentId() == null ? null : storage.snapshot(snapshot.parentId());
+    }
+    if (snapshot == null || outside == null) {
+      return Optional.empty();
+    }
+    return Optional.of("its storage table " + storage.name() + " was written outside a refresh (snapshot "
+        + outside.snapshotId() + ", " + outside.operation() + ") after its last refresh");
+  }
+
   public TableIdentifier identifier() {
     return name.identifier();
   }

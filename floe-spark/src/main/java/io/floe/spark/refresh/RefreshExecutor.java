@@ -274,7 +274,7 @@ public final class RefreshExecutor {
       definition = analyzeDefinition(mv, pinned);
     }
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), definition.queryExecution().analyzed());
-    String reason = fullRefreshReason(mv, recorded, full);
+    String reason = fullRefreshReason(mv, storage, recorded, full);
     if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
       Optional<String> notIncremental = incrementalBlocker(mv, storage, shape);
       if (notIncremental.isPresent()) {
@@ -531,7 +531,7 @@ public final class RefreshExecutor {
       lines.add(new String[] {"source " + source.name() + (source.materializedView().isPresent() ? " (materialized view)" : ""), detail});
     }
     if (recorded.isEmpty() || readSnapshot.isEmpty()) {
-      strategy = "FULL: first refresh";
+      strategy = "FULL: " + MaterializedView.writtenOutsideARefresh(storage).orElse("first refresh");
     } else if (recorded.get().viewVersionId() != mv.versionId()) {
       strategy = "FULL: definition changed";
     } else if (!sourcesMoved) {
@@ -847,12 +847,13 @@ public final class RefreshExecutor {
     return new FloeException(action + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
   }
 
-  private static String fullRefreshReason(MaterializedView mv, Optional<RefreshState> recorded, boolean full) {
+  private static String fullRefreshReason(
+      MaterializedView mv, Table storage, Optional<RefreshState> recorded, boolean full) {
     if (full) {
       return "full refresh requested";
     }
     if (recorded.isEmpty()) {
-      return "first refresh";
+      return MaterializedView.writtenOutsideARefresh(storage).orElse("first refresh");
     }
     if (recorded.get().viewVersionId() != mv.versionId()) {
       return "definition changed";

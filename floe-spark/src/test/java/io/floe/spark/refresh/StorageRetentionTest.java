@@ -198,9 +198,16 @@ class StorageRetentionTest extends MvTestSupport {
 
     // Any other write to the storage leaves no refresh state to go on: the next refresh is full.
     sql("INSERT INTO " + ns + ".a__storage SELECT * FROM " + ns + ".a__storage LIMIT 0");
+    // The first write after the last refresh is named.
+    long outside = table("a__storage").currentSnapshot().snapshotId();
     sql("DELETE FROM " + ns + ".a__storage WHERE id = 2");
-    assertThat(freshness("a")).startsWith("STALE");
-    assertThat(refreshAlone("a", false).type()).isEqualTo(RefreshType.FULL);
+    String written = "its storage table lake." + ns + ".a__storage was written outside a refresh (snapshot " + outside
+        + ", append) after its last refresh";
+    assertThat(freshness("a")).startsWith("STALE").contains(written);
+    assertThat(sql("EXPLAIN REFRESH MATERIALIZED VIEW a").toString()).contains("FULL: " + written);
+    io.floe.refresh.RefreshResult result = refreshAlone("a", false);
+    assertThat(result.type()).isEqualTo(RefreshType.FULL);
+    assertThat(result.reason()).isEqualTo(written);
     assertSameRows("SELECT * FROM a", "SELECT * FROM src", 3);
   }
 }
