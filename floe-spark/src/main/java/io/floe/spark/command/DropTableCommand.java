@@ -38,6 +38,11 @@ public final class DropTableCommand extends SparkDropCommand<DropTable> {
     try {
       table = name.catalog().loadTable(name.identifier());
     } catch (NoSuchTableException e) {
+      // Not a table; IF EXISTS would pass over a materialized view of that name without a word.
+      if (catalog.load(name).isPresent()) {
+        throw new FloeException(
+            "Cannot drop table " + name + ": it is a materialized view; use DROP MATERIALIZED VIEW");
+      }
       runSparkDrop(spark);
       return List.of();
     }

@@ -261,6 +261,9 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     String mv = "lake." + ns + ".counts";
     assertThat(errorOf("DROP VIEW counts")).contains("Cannot DROP VIEW " + mv).contains("use DROP MATERIALIZED VIEW");
     assertThat(errorOf("DROP VIEW IF EXISTS counts")).contains("use DROP MATERIALIZED VIEW");
+    assertThat(errorOf("DROP TABLE counts")).contains("Cannot drop table " + mv + ": it is a materialized view")
+        .contains("use DROP MATERIALIZED VIEW");
+    assertThat(errorOf("DROP TABLE IF EXISTS counts")).contains("use DROP MATERIALIZED VIEW");
     assertThat(errorOf("CREATE OR REPLACE VIEW counts AS SELECT 1 AS a"))
         .contains("Cannot CREATE OR REPLACE VIEW " + mv)
         .contains("use CREATE OR REPLACE MATERIALIZED VIEW");
