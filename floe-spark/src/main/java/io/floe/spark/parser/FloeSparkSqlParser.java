@@ -93,6 +93,13 @@ public final class FloeSparkSqlParser implements ParserInterface {
     Matcher set = HYPHENATED_SET.matcher(sql);
     if (set.matches()) {
       Option<String> value = set.group(2) == null ? Scala.none() : Scala.some(set.group(2).trim());
+      if (value.isDefined() && set.group(1).equalsIgnoreCase(io.floe.spark.rewrite.RewriteSettings.STALENESS_TOLERANCE)) {
+        try {
+          io.floe.spark.rewrite.RewriteSettings.stalenessToleranceMillis(value.get());
+        } catch (IllegalArgumentException e) {
+          throw new FloeException(e.getMessage(), e);
+        }
+      }
       return new SetCommand(Scala.some(new Tuple2<>(set.group(1), value)));
     }
     LogicalPlan plan = delegate.parsePlan(sql);

@@ -33,7 +33,15 @@ public final class RewriteSettings {
 
   /** The staleness tolerance in milliseconds; 0 when a stale MV is never used. */
   public static long stalenessToleranceMillis(SparkSession spark) {
-    String value = spark.conf().get(STALENESS_TOLERANCE, "0").trim();
+    return stalenessToleranceMillis(spark.conf().get(STALENESS_TOLERANCE, "0"));
+  }
+
+  /**
+   * The staleness tolerance {@code value} gives, in milliseconds; {@code SET} checks a value with
+   * it, so that a bad one is refused there instead of turning every rewrite off.
+   */
+  public static long stalenessToleranceMillis(String given) {
+    String value = given.trim();
     try {
       return JavaUtils.timeStringAsMs(value);
     } catch (NumberFormatException e) {

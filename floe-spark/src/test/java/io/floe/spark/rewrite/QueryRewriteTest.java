@@ -326,6 +326,14 @@ class QueryRewriteTest extends RewriteTestSupport {
     spark.conf().unset(RewriteSettings.STALENESS_TOLERANCE);
     sql("REFRESH MATERIALIZED VIEW city_day");
     assertAnsweredBy(CITY_DAY, "city_day");
+
+    // A tolerance that is no duration is refused where it is set, not by every later query.
+    assertThatThrownBy(() -> sql("SET floe.rewrite.staleness-tolerance = 10 min"))
+        .hasMessageContaining("Invalid floe.rewrite.staleness-tolerance '10 min': give a duration such as 30s, 10min or 2h");
+    assertThat(spark.conf().contains(RewriteSettings.STALENESS_TOLERANCE)).isFalse();
+    sql("SET floe.rewrite.staleness-tolerance = 10min");
+    assertThat(spark.conf().get(RewriteSettings.STALENESS_TOLERANCE)).isEqualTo("10min");
+    spark.conf().unset(RewriteSettings.STALENESS_TOLERANCE);
   }
 
   @Test
