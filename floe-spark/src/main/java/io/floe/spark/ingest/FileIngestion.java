@@ -91,10 +91,19 @@ public final class FileIngestion {
                 + "REFRESH STREAMING TABLE");
       }
       FileSource recorded = StreamingTable.source(existing);
+      // Its files were parsed by the recorded definition, and a file is loaded once: a new path,
+      // format or option would apply to the new files only, so the table would mix two parsings.
+      String reload = "; to load every file with the new definition, drop the table (DROP TABLE " + name
+          + ") and run the statement again";
       if (!recorded.path().equals(source.path()) || !recorded.format().equals(source.format())) {
         throw new FloeException(
             "Cannot refresh streaming table " + name + ": it ingests " + recorded.format() + " files from "
-                + recorded.path() + ", not " + source.format() + " files from " + source.path());
+                + recorded.path() + ", not " + source.format() + " files from " + source.path() + reload);
+      }
+      if (!recorded.options().equals(source.options())) {
+        throw new FloeException(
+            "Cannot refresh streaming table " + name + ": it reads its files with the options "
+                + new java.util.TreeMap<>(recorded.options()) + ", not " + new java.util.TreeMap<>(source.options()) + reload);
       }
       return Optional.of(run(name));
     }

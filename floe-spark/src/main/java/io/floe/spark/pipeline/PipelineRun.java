@@ -129,6 +129,9 @@ public final class PipelineRun {
                 + ":\n  " + String.join("\n  ", problems.stream().map(PipelineProblem::toString).toList()));
       }
       Set<String> full = fullRefreshAll ? new LinkedHashSet<>(graph.datasets().keySet()) : select(graph, fullRefresh);
+      if (!fullRefreshAll) {
+        refuseFullRefreshOfFileTables(full);
+      }
       Set<String> selected =
           refreshOnly.isEmpty() ? new LinkedHashSet<>(graph.datasets().keySet()) : select(graph, refreshOnly);
       selected.addAll(full);
@@ -500,6 +503,22 @@ public final class PipelineRun {
   private void skip(Map<String, DatasetOutcome> outcomes, String name, String reason) {
     outcomes.put(name, new DatasetOutcome(name, PipelineEvent.State.SKIPPED, Optional.empty(), reason));
     emit(name, PipelineEvent.State.SKIPPED, reason);
+  }
+
+  /**
+   * A streaming table over files loads each file once; there is no full refresh to run, so naming
+   * one is refused before anything runs rather than answered with a run that reloads nothing.
+   * ({@code --full-refresh-all} refreshes everything else in full and loads their new files.)
+   */
+  private void refuseFullRefreshOfFileTables(Set<String> full) {
+    List<String> fileTables = full.stream()
+        .filter(name -> graph.datasets().get(name).kind() == PipelineDataset.Kind.STREAMING_TABLE)
+        .toList();
+    if (!fileTables.isEmpty()) {
+      throw new FloeException("Cannot fully refresh " + String.join(", ", fileTables)
+          + ": a streaming table over files loads each file once and has no full refresh; to load every file again,"
+          + " drop the table (DROP TABLE name) and run the pipeline");
+    }
   }
 
   private static Set<String> select(PipelineGraph graph, List<String> names) {
