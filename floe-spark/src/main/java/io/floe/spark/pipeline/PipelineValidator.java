@@ -151,6 +151,16 @@ public final class PipelineValidator {
       if (!found.isEmpty()) {
         failed.add(dataset.name());
         problems.addAll(found);
+      } else if (!inCatalog.contains(dataset.name()) && !analyzed.containsKey(dataset.name())
+          && !dataset.tableFedStreamingTable().columns().isEmpty()) {
+        // Not created yet and no flow checked: its declared columns stand for it in its readers' checks.
+        try {
+          analyzed.put(dataset.name(), declaredColumns(dataset));
+        } catch (RuntimeException e) {
+          failed.add(dataset.name());
+          problems.add(new PipelineProblem(dataset.statement().location(), dataset.name(),
+              "invalid column list: " + ErrorMessages.firstLine(e.getMessage(), "unknown error")));
+        }
       }
       return;
     }
@@ -238,6 +248,17 @@ public final class PipelineValidator {
       problems.addAll(checkFlowColumns(dataset, produced));
     }
     return problems;
+  }
+
+  /** An empty relation with the declared columns of a streaming table fed by tables. */
+  private LogicalPlan declaredColumns(PipelineDataset dataset) {
+    StringBuilder ddl = new StringBuilder();
+    for (io.floe.sql.TypedColumn column : dataset.tableFedStreamingTable().columns()) {
+      ddl.append(ddl.length() == 0 ? "" : ", ").append('`').append(column.name().replace("`", "``")).append("` ")
+          .append(column.type());
+    }
+    org.apache.spark.sql.types.StructType schema = org.apache.spark.sql.types.StructType.fromDDL(ddl.toString());
+    return spark.createDataFrame(List.<org.apache.spark.sql.Row>of(), schema).queryExecution().analyzed();
   }
 
   /** A streaming table's columns now: the table's, or before it is created its declared ones (their names). */

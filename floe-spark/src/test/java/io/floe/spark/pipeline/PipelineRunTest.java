@@ -290,6 +290,65 @@ class PipelineRunTest extends MvTestSupport {
   }
 
   /**
+   * Before a streaming table exists, its readers are checked against its declared columns; a
+   * streaming table over files declares none (its files give them at its first load), so its
+   * readers are reported as not checked rather than passed.
+   */
+  @Test
+  void readersOfStreamingTablesNotCreatedYetAreCheckedAgainstDeclaredColumnsOrReportedUnchecked() throws IOException {
+    write("floe.yml", "name: early\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("data/x/a.json", "{\"a\": 1}\n");
+    write("p.sql", """
+        CREATE STREAMING TABLE tgt (a INT, b STRING);
+        CREATE MATERIALIZED VIEW from_tgt AS SELECT nosuch FROM tgt;
+        CREATE MATERIALIZED VIEW fine_from_tgt AS SELECT a, b FROM tgt;
+        CREATE STREAMING TABLE raw AS SELECT * FROM STREAM read_files('data/x', format => 'json');
+        CREATE MATERIALIZED VIEW from_raw AS SELECT * FROM raw;
+        """);
+    PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
+    PipelineValidator validator = new PipelineValidator((SparkSession) spark);
+
+    List<PipelineProblem> problems = validator.validate(graph);
+
+    assertThat(problems).singleElement().satisfies(problem -> {
+      assertThat(problem.dataset()).isEqualTo("lake." + ns + ".from_tgt");
+      assertThat(problem.message()).contains("nosuch");
+    });
+    assertThat(validator.unchecked()).containsExactly("lake." + ns + ".from_raw");
+  }
+
+  /**
+   * A streaming table over files loads each file once with the options it was created with: a
+   * changed option is refused (new files would be parsed another way than the loaded ones), naming
+   * both and the remedy, and so is a full refresh of it, which would load nothing again.
+   */
+  @Test
+  void aStreamingTableOverFilesRefusesChangedOptionsAndAFullRefresh() throws IOException {
+    write("floe.yml", "name: files\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("data/csv/a.csv", "id,name\n1,ann\n");
+    write("bronze.sql",
+        "CREATE STREAMING TABLE raw_people AS SELECT * FROM STREAM read_files('data/csv', format => 'csv', header => 'true');\n");
+    assertThat(pipeline().run().succeeded()).isTrue();
+
+    write("data/csv/b.csv", "id;name\n2;bob\n");
+    write("bronze.sql",
+        "CREATE STREAMING TABLE raw_people AS SELECT * FROM STREAM read_files('data/csv', format => 'csv', header => 'true', sep => ';');\n");
+    PipelineRunResult changed = pipeline().run();
+    assertThat(changed.succeeded()).isFalse();
+    assertThat(byName(changed).get("raw_people").detail())
+        .contains("it reads its files with the options {header=true}, not {header=true, sep=;}")
+        .contains("drop the table (DROP TABLE lake." + ns + ".raw_people)");
+    assertSameRows("SELECT id, name FROM raw_people", "SELECT 1, 'ann'", 1);
+
+    write("bronze.sql",
+        "CREATE STREAMING TABLE raw_people AS SELECT * FROM STREAM read_files('data/csv', format => 'csv', header => 'true');\n");
+    Throwable full = org.assertj.core.api.Assertions.catchThrowable(() -> pipeline().fullRefresh(List.of("raw_people")).run());
+    assertThat(full).hasMessageContaining("Cannot fully refresh lake." + ns + ".raw_people: a streaming table over files"
+        + " loads each file once and has no full refresh");
+    assertSameRows("SELECT id, name FROM raw_people", "SELECT 1, 'ann'", 1);
+  }
+
+  /**
    * A dataset whose kind changed (a materialized view now defined as a streaming table) is a
    * problem the dry run reports and the run refuses, naming the statement that would allow it;
    * the view keeps its rows.
