@@ -61,6 +61,16 @@ public final class ExpectationCheck {
     return expectations.isEmpty();
   }
 
+  /** Whether computing {@code rows} alone fails. */
+  private static boolean definitionFails(Dataset<Row> rows) {
+    try {
+      rows.foreach((org.apache.spark.api.java.function.ForeachFunction<Row>) row -> { });
+      return false;
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
   /** Whether some constraint drops rows. */
   public boolean dropsRows() {
     return expectations.stream().anyMatch(e -> e.onViolation() == OnViolation.DROP_ROW);
@@ -83,8 +93,13 @@ public final class ExpectationCheck {
     try {
       counts = rows.agg(aggregates.get(0), aggregates.subList(1, aggregates.size()).toArray(new Column[0])).first();
     } catch (Exception e) { // AnalysisException is thrown undeclared
-      throw new FloeException(
-          "Cannot refresh " + mv + ": cannot evaluate its expectations: " + ErrorMessages.firstLine(e.getMessage()), e);
+      // The rows are computed in this pass too: a failure of the definition itself (a cast its
+      // values do not fit) is the definition's, not the expectations'.
+      String cause = ErrorMessages.firstLine(e.getMessage());
+      if (!(e instanceof org.apache.spark.sql.AnalysisException) && definitionFails(rows)) {
+        throw new FloeException("Cannot refresh " + mv + ": " + cause, e);
+      }
+      throw new FloeException("Cannot refresh " + mv + ": cannot evaluate its expectations: " + cause, e);
     }
     long total = counts.getLong(0);
     List<ExpectationResult> results = new ArrayList<>();

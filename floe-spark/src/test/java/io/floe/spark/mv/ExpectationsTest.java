@@ -162,6 +162,16 @@ class ExpectationsTest extends MvTestSupport {
     assertSameRows("SELECT * FROM daily", "SELECT day, SUM(amount) AS total FROM orders GROUP BY day HAVING total > 5", 1);
   }
 
+  /** A definition that fails on the data is the definition's failure, not its expectations'. */
+  @Test
+  void aFailingDefinitionIsNotBlamedOnItsExpectations() {
+    sql(ORDERS);
+    sql("INSERT INTO orders VALUES (1, 2.00, 'monday')");
+    String error = errorOf("CREATE MATERIALIZED VIEW parsed (CONSTRAINT c EXPECT (v > 0)) AS SELECT id, CAST(day AS DOUBLE) AS v FROM orders");
+    assertThat(error).contains("CAST_INVALID_INPUT").doesNotContain("expectations");
+    assertThat(viewExists("parsed")).isFalse();
+  }
+
   @Test
   void aConstraintOnAnUnknownColumnIsRefusedAtCreate() {
     sql(ORDERS);
