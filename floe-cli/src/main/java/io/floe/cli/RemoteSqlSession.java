@@ -32,6 +32,8 @@ final class RemoteSqlSession implements SqlSession {
     body.put("sql", sql);
     body.put("format", format == OutputFormat.JSON ? "json" : "rows");
     body.put("session", sessionId);
+    // The server resolves a relative read_files path against this folder, as floe sql does alone.
+    body.put("directory", java.nio.file.Path.of("").toAbsolutePath().toString());
     JsonNode result = ServerCall.post(client, server, "/api/sql", body);
     return new QueryResult(
         texts(result.path("columns")),

@@ -161,6 +161,26 @@ public final class FloeServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs a pipeline over HTTP on the refresh thread and waits for it: one writer at a time with the
+   * schedule, and a stop lets it finish (up to the shutdown timeout) as it lets a refresh finish.
+   */
+  <T> T runOnRefreshThread(java.util.concurrent.Callable<T> work) throws InterruptedException {
+    if (stopping.get()) {
+      throw new HttpApi.BadRequest(io.javalin.http.HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
+    }
+    try {
+      return refreshThread.submit(work).get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException failure) {
+        throw failure;
+      }
+      throw new FloeException(e.getCause().getMessage(), e.getCause());
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      throw new HttpApi.BadRequest(io.javalin.http.HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
+    }
+  }
+
   public ServerInfo info() {
     return info;
   }

@@ -39,7 +39,7 @@ final class HttpApi {
   private static final String REFRESH_ENDPOINT = "POST /api/materialized-views/{name}/refresh";
   private static final List<String> REFRESH_OPTIONS = List.of("full", "cascade");
   private static final String SQL_ENDPOINT = "POST /api/sql";
-  private static final List<String> SQL_FIELDS = List.of("sql", "session", "format");
+  private static final List<String> SQL_FIELDS = List.of("sql", "session", "format", "directory");
   private static final List<String> SQL_FORMATS = List.of("rows", "json");
   private static final String PIPELINE_ENDPOINT = "POST /api/pipelines/run";
   private static final List<String> PIPELINE_FIELDS =
@@ -239,7 +239,7 @@ final class HttpApi {
    * Runs a pipeline project on the server's warm Spark, in a session of its own (a run sets the
    * session's catalog and namespace per dataset), and answers each dataset's outcome.
    */
-  private void runPipeline(Context ctx) throws JsonProcessingException {
+  private void runPipeline(Context ctx) throws JsonProcessingException, InterruptedException {
     JsonNode body = objectBody(ctx, PIPELINE_ENDPOINT, PIPELINE_FIELDS, "{\"path\": \"...\"}");
     String path = text(body, "path", "");
     if (path.isBlank()) {
@@ -254,7 +254,8 @@ final class HttpApi {
     }
     PipelineRunResult result;
     try {
-      result =
+      LOG.info("Running pipeline {} over HTTP", path);
+      result = server.runOnRefreshThread(() ->
           PipelineRun.of(
                   (org.apache.spark.sql.classic.SparkSession) spark.newSession(),
                   PipelineProject.load(java.nio.file.Path.of(path)))
@@ -262,11 +263,14 @@ final class HttpApi {
               .fullRefresh(fullRefresh)
               .fullRefreshAll(fullRefreshAll)
               .prune(prune)
-              .run();
+              .run());
+    } catch (BadRequest e) {
+      throw e;
     } catch (RuntimeException e) {
       LOG.info("Pipeline run over HTTP failed: {}", path, e);
       throw new BadRequest(HttpStatus.BAD_REQUEST, e.getMessage());
     }
+    LOG.info("Pipeline {} over HTTP finished in {} ms", path, result.durationMs());
     List<Map<String, Object>> datasets = new ArrayList<>();
     for (PipelineRun.DatasetOutcome outcome : result.datasets()) {
       Map<String, Object> dataset = new LinkedHashMap<>();
@@ -359,6 +363,10 @@ final class HttpApi {
       throw badRequest("format must be " + String.join(" or ", SQL_FORMATS) + " but is '" + formatName + "'");
     }
     String sessionId = text(body, "session", "");
+    String directory = text(body, "directory", "");
+    if (!directory.isEmpty() && !java.nio.file.Path.of(directory).isAbsolute()) {
+      throw badRequest("directory must be an absolute path but is '" + directory + "'");
+    }
     if (server.stopping()) {
       throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE, "floe server is shutting down");
     }
@@ -366,6 +374,10 @@ final class HttpApi {
     SparkSession session = sessionId.isEmpty()
         ? spark.newSession()
         : sqlSessions.computeIfAbsent(sessionId, id -> spark.newSession());
+    if (!directory.isEmpty()) {
+      // A relative read_files path is the client's, as it would be without a server.
+      session.conf().set(io.floe.spark.ingest.FileIngestion.BASE_DIRECTORY, directory);
+    }
     long started = System.nanoTime();
     QueryResult result;
     try {

@@ -240,6 +240,26 @@ class FloeServerTest {
     assertThat(spark.sql("SHOW REFRESHES FOR " + q("o_mv")).count()).isEqualTo(refreshes + 3);
   }
 
+  /** floe sql sends its working directory: a relative read_files folder is the client's, not the server's. */
+  @Test
+  void aRelativeFolderInSqlIsTheClientsDirectory(@org.junit.jupiter.api.io.TempDir java.nio.file.Path client)
+      throws Exception {
+    java.nio.file.Files.createDirectories(client.resolve("data"));
+    java.nio.file.Files.writeString(client.resolve("data/a.json"), "{\"x\": 1}\n{\"x\": 2}\n");
+    String table = q("from_client");
+    Map<String, String> body = Map.of(
+        "sql", "CREATE STREAMING TABLE " + table + " AS SELECT * FROM STREAM read_files('data', format => 'json')",
+        "directory", client.toString());
+    Http.Response created = Http.post(base, "/api/sql", JSON.writeValueAsString(body));
+    assertThat(created.status()).as(created.body()).isEqualTo(200);
+    assertThat(spark.sql("SELECT x FROM " + table).count()).isEqualTo(2);
+    // Recorded absolute, so a refresh from anywhere reads the same folder.
+    assertThat(spark.sql("SHOW TBLPROPERTIES " + table).collectAsList().toString())
+        .contains(client.resolve("data").toString());
+    assertRefused(Http.post(base, "/api/sql", "{\"sql\": \"SELECT 1\", \"directory\": \"data\"}"),
+        "directory must be an absolute path but is 'data'");
+  }
+
   @Test
   void sqlRefusesFieldsThatAreUnknownOrNotStrings() throws Exception {
     assertRefused(Http.post(base, "/api/sql", "{\"sql\": 42}"), "sql must be a JSON string but is the number 42");

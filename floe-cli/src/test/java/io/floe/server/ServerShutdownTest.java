@@ -91,6 +91,60 @@ class ServerShutdownTest {
         "SELECT k, SUM(v) AS total, COUNT(*) AS n FROM " + bronze + " VERSION AS OF " + pinned + " GROUP BY k"));
   }
 
+  /**
+   * A pipeline run sent over HTTP runs on the refresh thread, so a stop lets it finish too and its
+   * request is answered, before the server stops.
+   */
+  @Test
+  void sigtermDuringAPipelineRunLetsItFinishAndAnswersTheRequest() throws Exception {
+    SparkSession spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("stoprun");
+    String bronze = "lake." + ns + ".bronze";
+    spark.sql("CREATE TABLE " + bronze + " (k INT, v BIGINT)");
+    spark.range(0, 2_000_000).selectExpr("CAST(id % 997 AS INT) AS k", "id AS v").writeTo(bronze).append();
+    Path project = logs.resolve("project");
+    Files.createDirectories(project);
+    Files.writeString(project.resolve("floe.yml"), "name: stoprun\ncatalog: lake\nnamespace: " + ns + "\n");
+    Files.writeString(project.resolve("gold.sql"), "CREATE MATERIALIZED VIEW by_k AS"
+        + " SELECT k, SUM(v) AS total, COUNT(DISTINCT v) AS n FROM bronze GROUP BY k;\n");
+
+    Path warehouse = SharedSpark.warehouse();
+    Path out = logs.resolve("server.out");
+    Path err = logs.resolve("server.err");
+    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
+        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=180",
+        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    try {
+      awaitText(out, "floe server on", child);
+      ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
+      CompletableFuture<Http.Response> run = CompletableFuture.supplyAsync(
+          () -> Http.post(info.baseUri(), "/api/pipelines/run", "{\"path\": \"" + project + "\"}"));
+      awaitText(err, "Running pipeline " + project, child);
+      child.destroy(); // SIGTERM
+
+      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
+      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
+      Http.Response answer;
+      try {
+        answer = run.get(1, TimeUnit.MINUTES);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new AssertionError("The pipeline request failed; server log:\n" + serverLog, e);
+      }
+      assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+      assertThat(answer.body()).contains("\"succeeded\":true");
+      // The stop began while the run was under way, and waited for it.
+      int stopping = serverLog.indexOf("Stopping floe server");
+      int finished = serverLog.indexOf("Pipeline " + project + " over HTTP finished");
+      assertThat(stopping).as(serverLog).isNotNegative();
+      assertThat(finished).as(serverLog).isGreaterThan(stopping);
+      assertThat(serverLog).contains("floe server stopped");
+    } finally {
+      child.destroyForcibly();
+    }
+    assertThat(rows(spark, "SELECT * FROM lake." + ns + ".by_k")).isEqualTo(rows(spark,
+        "SELECT k, SUM(v) AS total, COUNT(DISTINCT v) AS n FROM " + bronze + " GROUP BY k"));
+  }
+
   private static List<String> rows(SparkSession spark, String sql) {
     List<String> rows = new ArrayList<>();
     for (Row row : spark.sql(sql).collectAsList()) {

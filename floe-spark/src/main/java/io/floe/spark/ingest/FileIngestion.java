@@ -76,7 +76,7 @@ public final class FileIngestion {
    */
   public Optional<IngestResult> create(CreateStreamingTable statement) {
     ResolvedName name = catalog.resolve(statement.name());
-    FileSource source = statement.source();
+    FileSource source = absolute(statement.source());
     if (name.catalog().tableExists(name.identifier())) {
       Table existing = name.catalog().loadTable(name.identifier());
       if (statement.ifNotExists()) {
@@ -90,7 +90,7 @@ public final class FileIngestion {
             "Cannot create streaming table " + name + ": it already exists; use CREATE OR REFRESH STREAMING TABLE or "
                 + "REFRESH STREAMING TABLE");
       }
-      FileSource recorded = StreamingTable.source(existing);
+      FileSource recorded = absolute(StreamingTable.source(existing));
       // Its files were parsed by the recorded definition, and a file is loaded once: a new path,
       // format or option would apply to the new files only, so the table would mix two parsings.
       String reload = "; to load every file with the new definition, drop the table (DROP TABLE " + name
@@ -145,6 +145,27 @@ public final class FileIngestion {
           "Cannot refresh streaming table " + name + ": it is a plain table, not created by CREATE STREAMING TABLE");
     }
     return run(name);
+  }
+
+  /**
+   * Session setting: the folder a relative {@code read_files} path is relative to; unset, the
+   * working directory of this process. {@code floe sql} sends its own working directory to a
+   * server, so a path means the same folder as without one.
+   */
+  public static final String BASE_DIRECTORY = "floe.files.base-directory";
+
+  /**
+   * The source with a relative local folder made absolute, so the table records (and every later
+   * run, wherever it runs from, reads) one folder.
+   */
+  private FileSource absolute(FileSource source) {
+    String path = source.path();
+    if (path.contains(":") || java.nio.file.Paths.get(path).isAbsolute()) {
+      return source;
+    }
+    String base = spark.conf().get(BASE_DIRECTORY, System.getProperty("user.dir"));
+    return new FileSource(
+        java.nio.file.Paths.get(base).resolve(path).normalize().toString(), source.format(), source.options());
   }
 
   private IngestResult run(ResolvedName name) {
