@@ -333,6 +333,9 @@ public final class SourcePinning {
    * name {@code alias}: the view's columns only, duplicates restored where the layout counts them.
    */
   public LogicalPlan materializedViewRead(List<String> alias, MaterializedView mv, Optional<Long> snapshotId) {
+    if (!mv.storageName().catalog().tableExists(mv.storageName().identifier())) {
+      mv.storageTable(); // throws, naming the view and the storage table it lost
+    }
     String reference =
         mv.storageName().quoted() + snapshotId.map(id -> " VERSION AS OF " + id).orElse("");
     LogicalPlan read;

@@ -40,6 +40,9 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .satisfies(r -> assertThat(r.getString(4)).startsWith("UNKNOWN: cannot read its state: ").contains("broken__storage"));
     assertThat(rows).filteredOn(r -> r.getString(1).equals("counts")).singleElement()
         .satisfies(r -> assertThat(r.getString(4)).isEqualTo("FRESH"));
+    // A read of it says what happened, naming the view.
+    assertThat(errorOf("SELECT * FROM broken"))
+        .contains("Materialized view lake." + ns + ".broken has lost its storage table lake." + ns + ".broken__storage");
   }
 
   // ---- DROP MATERIALIZED VIEW ----
