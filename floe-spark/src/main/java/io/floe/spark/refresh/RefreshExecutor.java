@@ -849,14 +849,18 @@ public final class RefreshExecutor {
 
   private static String fullRefreshReason(
       MaterializedView mv, Table storage, Optional<RefreshState> recorded, boolean full) {
-    if (full) {
-      return "full refresh requested";
-    }
+    // What makes the refresh full whatever was asked comes first: a replacement's refresh is
+    // requested in full, but its reason is its new definition.
     if (recorded.isEmpty()) {
-      return MaterializedView.writtenOutsideARefresh(storage).orElse("first refresh");
+      // A later version without a refresh: a replacement that needed a new storage table.
+      return MaterializedView.writtenOutsideARefresh(storage)
+          .orElse(mv.versionId() > 1 ? "definition changed" : "first refresh");
     }
     if (recorded.get().viewVersionId() != mv.versionId()) {
       return "definition changed";
+    }
+    if (full) {
+      return "full refresh requested";
     }
     return "sources changed; incremental refresh is not enabled";
   }

@@ -118,6 +118,7 @@ class CreateMaterializedViewStatementTest extends MvTestSupport {
 
     assertThat(result).hasSize(1);
     assertThat(result.get(0).getString(1)).isEqualTo("FULL");
+    assertThat(result.get(0).getString(2)).isEqualTo("definition changed");
     assertThat(view("mv").currentVersion().versionId()).isGreaterThan(version);
     assertThat(describe("mv")).containsEntry("View Text", "SELECT id, amount FROM orders WHERE id > 1");
     assertThat(spark.table("mv").columns()).containsExactly("id", "amount");
