@@ -31,6 +31,15 @@ final class CreateFlowGrammar {
             throw cursor.expected("INSERT INTO target after AS (a flow appends to a streaming table)");
         }
         cursor.acceptKeyword("TABLE");
+        // INSERT INTO ONCE target (a once flow), not a table named once followed by its query.
+        Token afterOnce = cursor.peek(1);
+        if (cursor.atKeyword("ONCE") && afterOnce.isIdentifier() && !afterOnce.isWord("BY")
+                && !afterOnce.isWord("SELECT") && !afterOnce.isWord("WITH") && !afterOnce.isWord("FROM")
+                && !afterOnce.isWord("VALUES") && !afterOnce.isWord("TABLE")) {
+            throw cursor.errorAt(cursor.peek(), "once flows (INSERT INTO ONCE) are not supported: a flow appends its"
+                + " source's new rows at every refresh; for a one-time backfill, append the rows to a table a flow"
+                + " streams");
+        }
         QualifiedName target = cursor.expectQualifiedName("the target streaming table after INSERT INTO");
         boolean byName = cursor.acceptKeywords("BY", "NAME");
         if (cursor.atSymbol('(') && cursor.peek(1).isIdentifier() && !cursor.peek(1).isWord("SELECT")

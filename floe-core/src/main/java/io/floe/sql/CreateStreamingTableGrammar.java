@@ -108,6 +108,10 @@ final class CreateStreamingTableGrammar {
         Map<String, Token> seen = new HashMap<>();
         do {
             Token nameToken = cursor.peek();
+            if (nameToken.isWord("CONSTRAINT")) {
+                throw cursor.errorAt(nameToken, "expectations (CONSTRAINT ... EXPECT) on a streaming table are not "
+                        + "supported; declare them on a materialized view that reads it");
+            }
             String name = cursor.expectIdentifier("a column name");
             Token previous = seen.put(name.toLowerCase(Locale.ROOT), nameToken);
             if (previous != null) {

@@ -104,6 +104,17 @@ class TableFedStreamingParsingTest {
         assertThat(failure("CREATE FLOW db.f AS INSERT INTO t SELECT 1")).contains("a flow's name has one part");
         assertThat(failure("CREATE FLOW f AS INSERT INTO t (a, b) SELECT 1, 2")).contains("a column list is not supported");
         assertThat(failure("CREATE FLOW AS INSERT INTO t SELECT 1")).contains("expected COMMENT or AS");
+        assertThat(failure("CREATE STREAMING TABLE t (CONSTRAINT c EXPECT (id > 0)) AS SELECT * FROM STREAM(s)"))
+                .contains("expectations (CONSTRAINT ... EXPECT) on a streaming table are not supported");
+        assertThat(failure("CREATE STREAMING TABLE t (id INT, CONSTRAINT c EXPECT (id > 0) ON VIOLATION DROP ROW)"))
+                .contains("expectations (CONSTRAINT ... EXPECT) on a streaming table are not supported");
+        assertThat(failure("CREATE FLOW backfill AS INSERT INTO ONCE db.t BY NAME SELECT * FROM hist"))
+                .contains("once flows (INSERT INTO ONCE) are not supported");
+        // A table named once is a table like any other.
+        assertThat(((CreateFlow) parse("CREATE FLOW f AS INSERT INTO once BY NAME SELECT * FROM STREAM(s)")).target().parts())
+                .containsExactly("once");
+        assertThat(((CreateFlow) parse("CREATE FLOW f AS INSERT INTO once SELECT * FROM STREAM(s)")).target().parts())
+                .containsExactly("once");
     }
 
     @Test
