@@ -29,8 +29,8 @@ final class StatementRunner {
   }
 
   /**
-   * @param stats after a query's timing, print what it scanned and the materialized view that
-   *     answered it, if any
+   * @param stats after a query (and its timing, if printed), print what it scanned and the
+   *     materialized view that answered it, if any
    */
   StatementRunner(SqlSession session, PrintWriter out, PrintWriter err, OutputFormat format, boolean timing, boolean stats) {
     this.session = session;
@@ -62,7 +62,7 @@ final class StatementRunner {
         out.print(ResultFormatter.format(result.columns(), result.rows(), format));
       }
       printTiming(result.rowCount(), (System.nanoTime() - started) / 1_000_000);
-      if (stats && timing && result.scanned().isPresent()) {
+      if (stats && result.scanned().isPresent()) {
         err.println("(" + result.scanned().get() + ")");
       }
       result.rewriteReport().forEach(line -> err.println("rewrite: " + line));

@@ -90,6 +90,9 @@ class SqlCommandTest {
 
     Run quiet = floe("--no-stats", "-e", "SELECT k FROM " + t);
     assertThat(quiet.err()).contains("(3 rows, ").doesNotContain("scanned");
+    // Each option hides its own line.
+    Run untimed = floe("--no-timing", "-e", "SELECT k FROM " + t);
+    assertThat(untimed.err()).doesNotContain("(3 rows, ").contains("(scanned ");
   }
 
   @Test
@@ -141,7 +144,7 @@ class SqlCommandTest {
     // bin/floe runs this script once after each build to archive the classes commands load; a
     // statement that fails there leaves every command to start without the archive.
     Path script = Path.of("").toAbsolutePath().resolveSibling("bin").resolve("class-archive-training.sql");
-    Run run = floe("--format", "csv", "--no-timing", "-f", script.toString());
+    Run run = floe("--format", "csv", "--no-timing", "--no-stats", "-f", script.toString());
     assertThat(run.err()).isEmpty();
     assertThat(run.exitCode()).isZero();
     assertThat(run.out()).contains("lake.training.silver,INCREMENTAL").endsWith("id,city,fare\n1,A,10.0\n");
