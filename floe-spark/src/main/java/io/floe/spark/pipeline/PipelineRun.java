@@ -330,9 +330,24 @@ public final class PipelineRun {
       emit(dataset.name(), PipelineEvent.State.UNCHANGED, "not selected for refresh");
       return;
     }
+    ResolvedName name = new MaterializedViewCatalog(spark).resolve(
+        dataset.streamingTable().name().parts(), dataset.defaultCatalog(), dataset.defaultNamespace());
+    if (name.catalog().tableExists(name.identifier())) {
+      // One created before streaming tables over files were tagged has no owner yet: this run adopts it.
+      String owner = name.catalog().loadTable(name.identifier()).properties().get(PIPELINE);
+      if (owner != null && !project.spec().name().equals(owner)) {
+        throw new FloeException(
+            "Cannot define " + name + " in pipeline " + project.spec().name() + ": a table of that name exists and"
+                + " belongs to pipeline " + owner + "; drop it or rename the dataset");
+      }
+    }
     emit(dataset.name(), PipelineEvent.State.REFRESHING, "loading new files");
     Optional<IngestResult>[] result = new Optional[1];
     inContext(dataset, () -> result[0] = new FileIngestion(spark).create(dataset.streamingTable()));
+    org.apache.iceberg.Table table = name.catalog().loadTable(name.identifier());
+    if (!project.spec().name().equals(table.properties().get(PIPELINE))) {
+      table.updateProperties().set(PIPELINE, project.spec().name()).commit();
+    }
     String detail =
         result[0].map(r -> "loaded " + r.filesLoaded() + " new file" + (r.filesLoaded() == 1 ? "" : "s") + ", "
                 + r.rowsLoaded() + " rows (" + r.rowsRescued() + " rescued) in " + r.durationMs() + " ms"

@@ -346,6 +346,14 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(full).hasMessageContaining("Cannot fully refresh lake." + ns + ".raw_people: a streaming table over files"
         + " loads each file once and has no full refresh");
     assertSameRows("SELECT id, name FROM raw_people", "SELECT 1, 'ann'", 1);
+
+    // The table is the pipeline's: another pipeline defining it is refused, and loads nothing.
+    assertThat(table("raw_people").properties()).containsEntry(PipelineRun.PIPELINE, "files");
+    write("floe.yml", "name: other\ncatalog: lake\nnamespace: " + ns + "\n");
+    write("data/csv/c.csv", "id,name\n3,cy\n");
+    PipelineRunResult other = pipeline().run();
+    assertThat(byName(other).get("raw_people").detail()).contains("belongs to pipeline files");
+    assertSameRows("SELECT id, name FROM raw_people", "SELECT 1, 'ann'", 1);
   }
 
   /**
