@@ -24,9 +24,14 @@ final class StorageProperties {
   /** Properties Floe reads that take true or false. */
   private static final Set<String> BOOLEANS = Set.of(ExpectationCheck.QUARANTINE_PROPERTY, StorageCompaction.ENABLED);
 
-  /** Properties Floe reads that take a positive whole number. */
+  /**
+   * Properties Floe reads that take a positive whole number: its compaction's, and the snapshot
+   * expiry's it runs after each refresh (a bad value would fail every expiry, with a warning only).
+   */
   private static final List<String> COUNTS =
-      List.of(StorageCompaction.DELETE_FILES, StorageCompaction.SMALL_FILES, StorageCompaction.SMALL_FILE_BYTES);
+      List.of(StorageCompaction.DELETE_FILES, StorageCompaction.SMALL_FILES, StorageCompaction.SMALL_FILE_BYTES,
+          org.apache.iceberg.TableProperties.MAX_SNAPSHOT_AGE_MS, org.apache.iceberg.TableProperties.MIN_SNAPSHOTS_TO_KEEP,
+          org.apache.iceberg.TableProperties.MAX_REF_AGE_MS);
 
   private StorageProperties() {}
 

@@ -226,6 +226,11 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .contains("'floe.compaction.small-files' = '0' must be a positive whole number");
     assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('format-version' = '1')"))
         .contains("format version 2 or later");
+    assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms' = 'abc')"))
+        .contains("'history.expire.max-snapshot-age-ms' = 'abc' must be a positive whole number");
+    assertThat(errorOf("CREATE MATERIALIZED VIEW expiring TBLPROPERTIES ('history.expire.min-snapshots-to-keep' = '-1') AS "
+        + QUERY)).contains("'history.expire.min-snapshots-to-keep' = '-1' must be a positive whole number");
+    sql("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms' = '3600000')");
     for (String key : List.of("materialized-view.view", "floe.managed", "floe.partitioned-by", "floe.pipeline")) {
       assertThat(errorOf("ALTER MATERIALIZED VIEW counts SET TBLPROPERTIES ('" + key + "' = 'x')"))
           .as(key)
