@@ -37,7 +37,7 @@ final class IngestCommand implements Callable<Integer> {
   @Option(
       names = "--format",
       paramLabel = "FORMAT",
-      description = "json (JSON lines), csv or parquet (default: from PATH's extension, else json).")
+      description = "json (JSON lines), csv or parquet (default: the one the file names' extensions give, else json).")
   String format;
 
   @Option(names = "--option", paramLabel = "KEY=VALUE", description = "A reader option for read_files (repeatable).")

@@ -182,21 +182,6 @@ final class CreateStreamingTableGrammar {
             }
         }
         cursor.expectSymbol(')', "or ',' after a read_files argument");
-        if (format == null) {
-            format = inferFormat(path);
-        }
-        return new FileSource(path, format, options);
-    }
-
-    /** The format a path's extension names, for {@code read_files('orders.csv')}; JSON lines otherwise. */
-    private static String inferFormat(String path) {
-        String lower = path.toLowerCase(Locale.ROOT);
-        if (lower.endsWith(".csv")) {
-            return "csv";
-        }
-        if (lower.endsWith(".parquet")) {
-            return "parquet";
-        }
-        return "json";
+        return new FileSource(path, format == null ? FileSource.formatOfName(path) : Optional.of(format), options);
     }
 }

@@ -95,10 +95,12 @@ public final class FileIngestion {
       // format or option would apply to the new files only, so the table would mix two parsings.
       String reload = "; to load every file with the new definition, drop the table (DROP TABLE " + name
           + ") and run the statement again";
-      if (!recorded.path().equals(source.path()) || !recorded.format().equals(source.format())) {
+      // A statement naming no format reads the files as the table does, whatever their extensions decided.
+      boolean sameFormat = source.format().isEmpty() || recorded.format().equals(source.format());
+      if (!recorded.path().equals(source.path()) || !sameFormat) {
         throw new FloeException(
-            "Cannot refresh streaming table " + name + ": it ingests " + recorded.format() + " files from "
-                + recorded.path() + ", not " + source.format() + " files from " + source.path() + reload);
+            "Cannot refresh streaming table " + name + ": it ingests " + formatName(recorded) + " from "
+                + recorded.path() + ", not " + formatName(source) + " from " + source.path() + reload);
       }
       if (!recorded.options().equals(source.options())) {
         throw new FloeException(
@@ -168,6 +170,10 @@ public final class FileIngestion {
         java.nio.file.Paths.get(base).resolve(path).normalize().toString(), source.format(), source.options());
   }
 
+  private static String formatName(FileSource source) {
+    return source.format().map(format -> format + " files").orElse("files of the format their extensions name");
+  }
+
   private IngestResult run(ResolvedName name) {
     for (int attempt = 1; ; attempt++) {
       try {
@@ -214,6 +220,12 @@ public final class FileIngestion {
       }
     }
 
+    if (source.format().isEmpty() && !toRead.isEmpty()) {
+      // The first files decide, once: every later file is parsed the same way.
+      String format = FolderFormat.of(name.toString(), source.path(), toRead);
+      table.updateProperties().set(StreamingTable.SOURCE_FORMAT, format).commit();
+      source = source.withFormat(format);
+    }
     RawRecords reader = new RawRecords(spark, name.toString(), source);
     try {
       long rows = 0;

@@ -58,7 +58,9 @@ final class RawRecords {
   /** Reads {@code files} (none empty) against the table's data columns {@code tableSchema}. */
   Batch read(List<SourceFile> files, StructType tableSchema) {
     String[] paths = files.stream().map(SourceFile::path).toArray(String[]::new);
-    switch (source.format()) {
+    String format =
+        source.format().orElseThrow(() -> new IllegalStateException("The format of " + table + "'s files is not decided"));
+    switch (format) {
       case "json":
         return readJson(paths, tableSchema);
       case "csv":
@@ -66,7 +68,7 @@ final class RawRecords {
       case "parquet":
         return readParquet(paths, tableSchema);
       default:
-        throw new FloeException("Cannot ingest into " + table + ": unsupported format " + source.format());
+        throw new FloeException("Cannot ingest into " + table + ": unsupported format " + format);
     }
   }
 

@@ -14,7 +14,10 @@ public final class StreamingTable {
   /** Table property: the folder the table ingests. */
   public static final String SOURCE_PATH = "floe.ingest.path";
 
-  /** Table property: the files' format, {@code json}, {@code csv} or {@code parquet}. */
+  /**
+   * Table property: the files' format, {@code json}, {@code csv} or {@code parquet}. Absent while a table whose
+   * {@code read_files} names no format has loaded no file: the first files' extensions decide it.
+   */
   public static final String SOURCE_FORMAT = "floe.ingest.format";
 
   /** Table property prefix of the reader options given to {@code read_files}. */
@@ -49,7 +52,7 @@ public final class StreamingTable {
   static Map<String, String> properties(FileSource source) {
     Map<String, String> properties = new LinkedHashMap<>();
     properties.put(SOURCE_PATH, source.path());
-    properties.put(SOURCE_FORMAT, source.format());
+    source.format().ifPresent(format -> properties.put(SOURCE_FORMAT, format));
     source.options().forEach((key, value) -> properties.put(OPTION_PREFIX + key, value));
     return properties;
   }
@@ -62,6 +65,7 @@ public final class StreamingTable {
         options.put(key.substring(OPTION_PREFIX.length()), value);
       }
     });
-    return new FileSource(table.properties().get(SOURCE_PATH), table.properties().get(SOURCE_FORMAT), options);
+    return new FileSource(
+        table.properties().get(SOURCE_PATH), java.util.Optional.ofNullable(table.properties().get(SOURCE_FORMAT)), options);
   }
 }

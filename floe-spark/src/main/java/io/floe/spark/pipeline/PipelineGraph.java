@@ -308,7 +308,7 @@ public final class PipelineGraph {
           new CreateStreamingTable(
               create.name(), true, false, create.comment(), create.tableProperties(),
               new FileSource(path, source.format(), source.options()));
-      String canonical = String.join("\n", key, path, source.format(), source.options().toString(),
+      String canonical = String.join("\n", key, path, source.format().orElse(""), source.options().toString(),
           create.comment().orElse(""), create.tableProperties().toString());
       datasets.put(
           key,

@@ -277,4 +277,39 @@ class FileIngestionTest {
             + "', format => 'parquet')"));
     assertThat(bad).isInstanceOf(FloeException.class).hasMessageContaining("bad.parquet is not a Parquet file");
   }
+
+  @Test
+  void withoutAFormatTheFilesExtensionsDecideOnceAndTwoFormatsInOneFolderAreRefused() throws IOException {
+    String noFormat = "CREATE OR REFRESH STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('" + landing + "')";
+    // An empty folder decides nothing yet: the first files do.
+    sql(noFormat);
+    assertThat(table().properties()).doesNotContainKey(StreamingTable.SOURCE_FORMAT);
+    write("a.csv", "order_id,customer,amount", "1,c1,10.5", "2,c2,3");
+    Row first = sql(noFormat).get(0);
+    assertThat(first.getLong(2)).isEqualTo(2);
+    assertThat(first.getLong(3)).as("rows rescued").isZero();
+    assertThat(columns()).startsWith("order_id", "customer", "amount");
+    assertThat(table().properties()).containsEntry(StreamingTable.SOURCE_FORMAT, "csv");
+
+    // Decided once: a later file without an extension is read as CSV too, and a statement naming
+    // another format is refused with what the table reads.
+    write("b", "order_id,customer,amount", "3,c3,4.5");
+    assertThat(refresh().getLong(2)).isEqualTo(1);
+    assertThat(sql("SELECT sum(amount) FROM bronze").get(0).getDouble(0)).isEqualTo(18.0);
+    Throwable json =
+        catchThrowable(() -> sql("CREATE OR REFRESH STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('"
+            + landing + "', format => 'json')"));
+    assertThat(json).isInstanceOf(FloeException.class).hasMessageContaining("it ingests csv files from " + landing)
+        .hasMessageContaining("not json files from");
+
+    Path mixed = Files.createDirectory(landing.resolve("mixed"));
+    Files.writeString(mixed.resolve("a.csv"), "order_id\n1\n");
+    Files.writeString(mixed.resolve("b.jsonl"), order(2, "1") + "\n");
+    Throwable twoFormats =
+        catchThrowable(() -> sql("CREATE STREAMING TABLE m AS SELECT * FROM STREAM read_files('" + mixed + "')"));
+    assertThat(twoFormats).isInstanceOf(FloeException.class)
+        .hasMessageContaining("Cannot ingest into lake." + ns + ".m: " + mixed + " holds CSV files (a.csv) and JSON files (b.jsonl)")
+        .hasMessageContaining("format => 'csv'");
+    assertThat(spark.catalog().tableExists(ns + ".m")).isFalse();
+  }
 }
