@@ -15,6 +15,7 @@ import io.floe.refresh.RefreshTrigger;
 import io.floe.spark.ingest.FileIngestion;
 import io.floe.spark.ingest.IngestResult;
 import io.floe.spark.ingest.StreamFlow;
+import io.floe.spark.ingest.StreamingTable;
 import io.floe.spark.ingest.StreamingRefreshResult;
 import io.floe.spark.ingest.StreamingTableDefinition;
 import io.floe.spark.ingest.TableIngestion;
@@ -465,7 +466,7 @@ public final class PipelineRun {
     }
   }
 
-  /** Reports (and with prune, drops) this pipeline's streaming tables fed by tables that the project no longer defines. */
+  /** Reports (and with prune, drops) this pipeline's streaming tables (fed by tables or files) that the project no longer defines. */
   private void removedStreamingTables(ResolvedName place, PipelineGraph graph, Map<String, DatasetOutcome> outcomes) {
     for (TableIdentifier identifier : place.catalog().listTables(place.identifier().namespace())) {
       ResolvedName table = place.withIdentifier(identifier);
@@ -480,7 +481,8 @@ public final class PipelineRun {
         LOG.warn("Pipeline {}: cannot read table {} while looking for removed datasets", project.spec().name(), name, e);
         continue;
       }
-      if (!StreamFlow.isTableFed(properties) || !project.spec().name().equals(properties.get(PIPELINE))) {
+      boolean streamingTable = StreamFlow.isTableFed(properties) || properties.containsKey(StreamingTable.SOURCE_PATH);
+      if (!streamingTable || !project.spec().name().equals(properties.get(PIPELINE))) {
         continue;
       }
       keepOrDrop(name, "DROP TABLE " + table.quoted(), outcomes);

@@ -287,6 +287,18 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(byName(pruned).get("trips_silver").state()).isEqualTo(PipelineEvent.State.DROPPED);
     assertThat(viewExists("trips_silver")).isFalse();
     assertThat(count("SELECT * FROM raw_orders")).isEqualTo(1);
+
+    // The streaming table over files removed in turn: reported and kept, dropped only with prune.
+    write("data/more/a.json", "{\"id\": 2}\n");
+    write("transformations/b_silver.sql",
+        "CREATE STREAMING TABLE raw_more AS SELECT * FROM STREAM read_files('data/more');\n");
+    PipelineRunResult keptTable = pipeline().run();
+    assertThat(byName(keptTable).get("raw_orders").state()).isEqualTo(PipelineEvent.State.REMOVED);
+    assertThat(count("SELECT * FROM raw_orders")).isEqualTo(1);
+    PipelineRunResult prunedTable = pipeline().prune(true).run();
+    assertThat(byName(prunedTable).get("raw_orders").state()).isEqualTo(PipelineEvent.State.DROPPED);
+    assertThat(tableExists("raw_orders")).isFalse();
+    assertThat(count("SELECT * FROM raw_more")).isEqualTo(1);
   }
 
   /**
