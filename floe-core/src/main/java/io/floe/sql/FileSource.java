@@ -59,6 +59,17 @@ public record FileSource(String path, Optional<String> format, Map<String, Strin
         this(path, Optional.of(format), options);
     }
 
+    /**
+     * This source with a relative local path resolved against {@code base}, so that it names one folder wherever it
+     * is read from; a URI ({@code s3a://...}, {@code file:/...}) or an absolute path is kept as written.
+     */
+    public FileSource resolvedAgainst(java.nio.file.Path base) {
+        if (path.contains(":") || java.nio.file.Paths.get(path).isAbsolute()) {
+            return this;
+        }
+        return new FileSource(base.resolve(path).normalize().toString(), format, options);
+    }
+
     /** This source with the format its files were found to have. */
     public FileSource withFormat(String format) {
         return new FileSource(path, format, options);

@@ -161,13 +161,7 @@ public final class FileIngestion {
    * run, wherever it runs from, reads) one folder.
    */
   private FileSource absolute(FileSource source) {
-    String path = source.path();
-    if (path.contains(":") || java.nio.file.Paths.get(path).isAbsolute()) {
-      return source;
-    }
-    String base = spark.conf().get(BASE_DIRECTORY, System.getProperty("user.dir"));
-    return new FileSource(
-        java.nio.file.Paths.get(base).resolve(path).normalize().toString(), source.format(), source.options());
+    return source.resolvedAgainst(java.nio.file.Paths.get(spark.conf().get(BASE_DIRECTORY, System.getProperty("user.dir"))));
   }
 
   private static String formatName(FileSource source) {

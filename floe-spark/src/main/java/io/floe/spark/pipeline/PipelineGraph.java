@@ -299,16 +299,10 @@ public final class PipelineGraph {
         problem(statement, key, "defined twice (also at " + datasets.get(key).statement().location() + ")");
         return;
       }
-      FileSource source = create.source();
-      String path = source.path();
-      if (!path.contains(":") && !java.nio.file.Paths.get(path).isAbsolute()) {
-        path = project.spec().root().resolve(path).normalize().toString();
-      }
+      FileSource source = create.source().resolvedAgainst(project.spec().root());
       CreateStreamingTable resolved =
-          new CreateStreamingTable(
-              create.name(), true, false, create.comment(), create.tableProperties(),
-              new FileSource(path, source.format(), source.options()));
-      String canonical = String.join("\n", key, path, source.format().orElse(""), source.options().toString(),
+          new CreateStreamingTable(create.name(), true, false, create.comment(), create.tableProperties(), source);
+      String canonical = String.join("\n", key, source.path(), source.format().orElse(""), source.options().toString(),
           create.comment().orElse(""), create.tableProperties().toString());
       datasets.put(
           key,
