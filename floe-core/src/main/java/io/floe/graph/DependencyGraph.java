@@ -123,6 +123,14 @@ public final class DependencyGraph<N> {
             cycle -> {
               throw new IllegalStateException("Dependency cycle: " + describePath(cycle));
             });
+    return orderOutsideCycles();
+  }
+
+  /**
+   * The nodes that are neither on a cycle nor read one, directly or transitively, sources before
+   * their readers: every node when the graph is acyclic.
+   */
+  public List<N> orderOutsideCycles() {
     Map<N, Integer> remaining = new LinkedHashMap<>();
     upstream.forEach((node, sources) -> remaining.put(node, sources.size()));
     Deque<N> ready = new ArrayDeque<>();

@@ -128,8 +128,20 @@ public final class PipelineGraph {
 
   /** The pipeline's datasets, each after the datasets it reads. */
   public List<PipelineDataset> inOrder() {
+    return datasetsOf(edges.topologicalOrder());
+  }
+
+  /**
+   * The datasets neither on a cycle nor reading one, sources before their readers: all of them, as
+   * {@link #inOrder()}, when there is no cycle.
+   */
+  public List<PipelineDataset> inOrderOutsideCycles() {
+    return datasetsOf(edges.orderOutsideCycles());
+  }
+
+  private List<PipelineDataset> datasetsOf(List<String> nodes) {
     List<PipelineDataset> ordered = new ArrayList<>();
-    for (String node : edges.topologicalOrder()) {
+    for (String node : nodes) {
       if (datasets.containsKey(node)) {
         ordered.add(datasets.get(node));
       }

@@ -1,6 +1,7 @@
 package io.floe.spark.pipeline;
 
 import io.floe.ErrorMessages;
+import io.floe.graph.DependencyGraph;
 import io.floe.spark.ingest.AppendOnlyQuery;
 import io.floe.spark.ingest.StreamFlow;
 import io.floe.spark.ingest.StreamedQuery;
@@ -97,16 +98,17 @@ public final class PipelineValidator {
 
   private List<PipelineProblem> validateUnderSettings(PipelineGraph graph) {
     List<PipelineProblem> problems = new ArrayList<>(graph.problems());
-    if (graph.edges().findCycle().isPresent()) {
-      return problems;
-    }
     Set<String> failed = new HashSet<>();
     unchecked.clear();
     Set<String> inCatalog = new HashSet<>();
     graph.problems().forEach(p -> failed.add(p.dataset()));
     Map<String, LogicalPlan> analyzed = new HashMap<>();
     SourcePinning pinning = new SourcePinning(spark);
-    for (PipelineDataset dataset : graph.inOrder()) {
+    // A cycle is the graph's problem; the datasets outside it are checked all the same, so that one
+    // dry run reports everything there is to fix.
+    List<PipelineDataset> checkable = graph.inOrderOutsideCycles();
+    graph.edges().findCycle().ifPresent(cycle -> readersOfCycle(graph, cycle, checkable, problems));
+    for (PipelineDataset dataset : checkable) {
       List<String> blockedBy = dataset.sources().stream().filter(failed::contains).toList();
       if (!blockedBy.isEmpty()) {
         failed.add(dataset.name());
@@ -126,6 +128,19 @@ public final class PipelineValidator {
       }
     }
     return problems;
+  }
+
+  /** A problem for each dataset that reads {@code cycle} without being on it: it cannot be checked. */
+  private static void readersOfCycle(
+      PipelineGraph graph, List<String> cycle, List<PipelineDataset> checkable, List<PipelineProblem> problems) {
+    Set<String> outside = new HashSet<>();
+    checkable.forEach(d -> outside.add(d.name()));
+    for (PipelineDataset dataset : graph.datasets().values()) {
+      if (!outside.contains(dataset.name()) && !cycle.contains(dataset.name())) {
+        problems.add(new PipelineProblem(dataset.statement().location(), dataset.name(),
+            "not checked: it reads the cycle " + DependencyGraph.describePath(cycle)));
+      }
+    }
   }
 
   /** Checks one dataset whose sources passed, adding what it finds to {@code problems} and {@code failed}. */

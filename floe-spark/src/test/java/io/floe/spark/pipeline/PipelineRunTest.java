@@ -440,6 +440,7 @@ class PipelineRunTest extends MvTestSupport {
         CREATE MATERIALIZED VIEW loop_a AS SELECT * FROM loop_b;
         CREATE MATERIALIZED VIEW loop_b AS SELECT * FROM loop_a;
         CREATE MATERIALIZED VIEW syntax AS SELEC id FROM trips;
+        CREATE MATERIALIZED VIEW after_loop AS SELECT * FROM loop_a;
         """);
     PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
     List<PipelineProblem> problems = new PipelineValidator((SparkSession) spark).validate(graph);
@@ -447,6 +448,11 @@ class PipelineRunTest extends MvTestSupport {
     assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:4: ").contains("starts with 'INSERT INTO trips'"));
     assertThat(text).anySatisfy(p -> assertThat(p).contains("cycle").contains("loop_a").contains("loop_b"));
     assertThat(text).anySatisfy(p -> assertThat(p).startsWith("two.sql:3: "));
+    // The cycle does not hide the problems of the datasets outside it, and its readers are not checked.
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:1: ").contains("no_such_column"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("one.sql:2: ").contains("no_such_table"));
+    assertThat(text).anySatisfy(p -> assertThat(p).startsWith("two.sql:4: ").contains("not checked: it reads the cycle"));
+    assertThat(text).hasSize(7);
 
     write("two.sql", "CREATE MATERIALIZED VIEW fine AS SELECT id FROM trips;\n");
     graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
