@@ -80,8 +80,12 @@ final class FileLog {
     return loaded;
   }
 
-  /** One spelling per file: {@code file:///a} and {@code file:/a} are the same file. */
+  /**
+   * One spelling per file: {@code file:///a} and {@code file:/a} are the same file. The spelling is
+   * Hadoop's path text, not its URI: {@code file:/in/my file.json}, as listings give it, so that
+   * normalizing twice changes nothing (a URI's {@code %20} would become {@code %2520}).
+   */
   static String normalize(String path) {
-    return new Path(path).toUri().normalize().toString().replaceFirst("^file:///", "file:/");
+    return new Path(new Path(path).toUri().normalize()).toString().replaceFirst("^file:///", "file:/");
   }
 }

@@ -57,7 +57,7 @@ final class RawRecords {
 
   /** Reads {@code files} (none empty) against the table's data columns {@code tableSchema}. */
   Batch read(List<SourceFile> files, StructType tableSchema) {
-    String[] paths = files.stream().map(SourceFile::path).toArray(String[]::new);
+    String[] paths = files.stream().map(SourceFile::path).map(RawRecords::literalPath).toArray(String[]::new);
     String format =
         source.format().orElseThrow(() -> new IllegalStateException("The format of " + table + "'s files is not decided"));
     switch (format) {
@@ -66,10 +66,28 @@ final class RawRecords {
       case "csv":
         return readCsv(paths, tableSchema);
       case "parquet":
-        return readParquet(paths, tableSchema);
+        return readParquet(files, paths, tableSchema);
       default:
         throw new FloeException("Cannot ingest into " + table + ": unsupported format " + format);
     }
+  }
+
+  /**
+   * A listed file's path as Spark's readers take it: they expand glob patterns, so a name's own
+   * {@code * ? [ ] { } \\} are escaped to mean themselves.
+   */
+  private static String literalPath(String path) {
+    return path.replaceAll("([*?\\[\\]{}\\\\])", "\\\\$1");
+  }
+
+  /**
+   * The file a row was read from, spelled as the listing spells it ({@link FileLog#normalize}):
+   * Spark gives the file's URI, whose {@code %XX} escapes are decoded here ({@code +} is no
+   * escape in a URI, so it is kept).
+   */
+  private static Column sourceFile() {
+    return functions.url_decode(functions.replace(col("_metadata.file_path"), lit("+"), lit("%2B")))
+        .as(StreamingTable.SOURCE_FILE);
   }
 
   /** The files' lines with their file and 1-based number; blank lines are skipped. */
@@ -77,7 +95,7 @@ final class RawRecords {
     return spark.read()
         .option("wholetext", "true")
         .text(paths)
-        .select(col("value"), col("_metadata.file_path").as(StreamingTable.SOURCE_FILE))
+        .select(col("value"), sourceFile())
         .selectExpr(StreamingTable.SOURCE_FILE, "posexplode(split(value, '\\r?\\n')) AS (__floe_pos, " + LINE_TEXT + ")")
         .withColumn(StreamingTable.SOURCE_LINE, col("__floe_pos").plus(1).cast(DataTypes.LongType))
         .drop("__floe_pos");
@@ -161,10 +179,10 @@ final class RawRecords {
     return new Batch(all, drift);
   }
 
-  private Batch readParquet(String[] paths, StructType tableSchema) {
+  private Batch readParquet(List<SourceFile> listed, String[] paths, StructType tableSchema) {
     Configuration conf = spark.sparkContext().hadoopConfiguration();
-    for (String path : paths) {
-      checkParquetMagic(path, conf);
+    for (SourceFile file : listed) {
+      checkParquetMagic(file.path(), conf);
     }
     Dataset<Row> files;
     try {
@@ -188,7 +206,7 @@ final class RawRecords {
         columns.add(value.cast(field.dataType()).as(field.name()));
       }
     }
-    columns.add(col("_metadata.file_path").as(StreamingTable.SOURCE_FILE));
+    columns.add(sourceFile());
     columns.add(col("_metadata.row_index").plus(1).cast(DataTypes.LongType).as(StreamingTable.SOURCE_LINE));
     columns.add(
         rescued.isEmpty()

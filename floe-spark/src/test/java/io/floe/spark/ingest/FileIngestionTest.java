@@ -312,4 +312,21 @@ class FileIngestionTest {
         .hasMessageContaining("format => 'csv'");
     assertThat(spark.catalog().tableExists(ns + ".m")).isFalse();
   }
+
+  @Test
+  void aFolderAndFilesWithSpacesPercentSignsAndGlobCharactersLoadOnce() throws IOException {
+    Path folder = Files.createDirectories(landing.resolve("my files %20 [raw]"));
+    Files.writeString(folder.resolve("o 1%.json"), order(1, "10.5") + "\n");
+    Files.writeString(folder.resolve("o*{2}+.json"), order(2, "3") + "\n");
+    Row first = sql("CREATE STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('" + folder + "')").get(0);
+    assertThat(first.getInt(1)).isEqualTo(2);
+    assertThat(first.getLong(2)).isEqualTo(2);
+    assertThat(sql("SELECT _source_file FROM bronze ORDER BY order_id").stream().map(r -> r.getString(0)).toList())
+        .containsExactly("file:" + folder.resolve("o 1%.json"), "file:" + folder.resolve("o*{2}+.json"));
+    // Each file once: the next run finds both loaded.
+    Files.writeString(folder.resolve("o3.json"), order(3, "4.5") + "\n");
+    Row second = refresh();
+    assertThat(second.getInt(1)).isEqualTo(1);
+    assertThat(sql("SELECT sum(amount) FROM bronze").get(0).getDouble(0)).isEqualTo(18.0);
+  }
 }
