@@ -12,4 +12,15 @@ public class FloeException extends RuntimeException {
   public FloeException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /**
+   * {@code failure} as an unchecked exception: itself when it is one, otherwise wrapped with its
+   * message. Spark throws its {@code AnalysisException}, a checked exception, where Java does not
+   * expect one, so code that must handle every failure catches {@code Exception} and uses this.
+   */
+  public static RuntimeException unchecked(Exception failure) {
+    return failure instanceof RuntimeException runtime
+        ? runtime
+        : new FloeException(ErrorMessages.firstLineOf(failure), failure);
+  }
 }

@@ -3,6 +3,7 @@ package io.floe.spark.ingest;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.lit;
 
+import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.spark.ivm.BranchCommit;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -128,7 +129,7 @@ public final class FileIngestion {
     catalog.invalidateSparkCache(name);
     try {
       return Optional.of(run(name));
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed.
       name.catalog().dropTable(name.identifier(), true);
       catalog.invalidateSparkCache(name);
@@ -227,7 +228,15 @@ public final class FileIngestion {
       List<String> added = new ArrayList<>();
       Dataset<Row> batchRows = null;
       if (!toRead.isEmpty()) {
-        RawRecords.Batch batch = reader.read(toRead, dataSchema(table));
+        RawRecords.Batch batch;
+        try {
+          batch = reader.read(toRead, dataSchema(table));
+        } catch (Exception e) { // Spark's AnalysisException is thrown undeclared
+          if (e instanceof RuntimeException runtime) {
+            throw runtime;
+          }
+          throw new FloeException("Cannot ingest into " + name + ": " + ErrorMessages.firstLineOf(e), e);
+        }
         added = evolveSchema(name, table, batch.drift());
         table.refresh();
         catalog.invalidateSparkCache(name);

@@ -110,7 +110,7 @@ public final class TableIngestion {
         flows), false, "create");
     try {
       return Optional.of(refresh(name, false, Optional.empty()));
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       // A failed CREATE leaves nothing behind, so it can simply be run again once fixed.
       name.catalog().dropTable(name.identifier(), true);
       catalog.invalidateSparkCache(name);
@@ -144,7 +144,7 @@ public final class TableIngestion {
     define(target, new StreamingTableDefinition(List.of(), Optional.empty(), Map.of(), flows), false, "create");
     try {
       return refresh(target, false, Optional.empty());
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       // Its first run failed, so nothing was written: the table is put back as it was, without the
       // flow, or its every refresh would fail the same way and hold up the table's other flows.
       try {

@@ -166,22 +166,24 @@ public final class PipelineRun {
           } else {
             applied.put(dataset.name(), apply(catalog, dataset));
           }
-        } catch (RuntimeException e) {
-          LOG.error("Pipeline {}: dataset {} failed", project.spec().name(), dataset.name(), e);
-          Optional.ofNullable(pendingReplacements.remove(dataset.name())).ifPresent(replaced -> replaced.restore(e));
-          outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.FAILED, Optional.empty(), e.getMessage()));
-          emit(dataset.name(), PipelineEvent.State.FAILED, e.getMessage());
+        } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+          RuntimeException failure = FloeException.unchecked(e);
+          LOG.error("Pipeline {}: dataset {} failed", project.spec().name(), dataset.name(), failure);
+          Optional.ofNullable(pendingReplacements.remove(dataset.name())).ifPresent(replaced -> replaced.restore(failure));
+          outcomes.put(dataset.name(), new DatasetOutcome(dataset.name(), PipelineEvent.State.FAILED, Optional.empty(), failure.getMessage()));
+          emit(dataset.name(), PipelineEvent.State.FAILED, failure.getMessage());
         }
       }
       refreshViews(catalog, graph, applied, selected, full, refreshRun, outcomes);
       removed(catalog, graph, outcomes);
       return new PipelineRunResult(project.spec().name(), new ArrayList<>(outcomes.values()), System.currentTimeMillis() - start);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
       // A run that stopped before a replaced view's refresh committed puts the view back as it
       // was; what cannot be put back is told with the failure.
-      pendingReplacements.values().forEach(replaced -> replaced.restore(e));
+      RuntimeException failure = FloeException.unchecked(e);
+      pendingReplacements.values().forEach(replaced -> replaced.restore(failure));
       pendingReplacements.clear();
-      throw e;
+      throw failure;
     } finally {
       runSettings.close();
     }

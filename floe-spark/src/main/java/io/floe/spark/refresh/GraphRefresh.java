@@ -270,7 +270,7 @@ public final class GraphRefresh {
       List<ResolvedName> sources;
       try {
         sources = pinning.sourceNames(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace());
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // a ParseException is an AnalysisException, thrown undeclared
         LOG.debug("Sources of {} not pinned up front; its refresh reports the problem", mv, e);
         continue;
       }
@@ -309,8 +309,8 @@ public final class GraphRefresh {
       listener.started(name);
       boolean full = fullRefreshAll || fullRefreshes.contains(name);
       return RefreshOutcome.succeeded(new RefreshExecutor(spark).refresh(mv, full, theRun, pinned));
-    } catch (RuntimeException e) {
-      return RefreshOutcome.failed(name, e);
+    } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
+      return RefreshOutcome.failed(name, FloeException.unchecked(e));
     } finally {
       context.setLocalProperty(RefreshRun.TRIGGER_PROPERTY, null);
       context.setLocalProperty(RefreshRun.RUN_ID_PROPERTY, null);
