@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Run Spark SQL, with Floe's materialized view statements, against the lakehouse.",
-      "Without -e or -f, starts an interactive shell; end statements with ';'.",
+      "Without -e or -f, starts an interactive shell (end statements with ';'), or runs the script",
+      "piped to standard input when that is not a terminal.",
       "When a floe server runs on the warehouse, statements run on its Spark session."
     })
 final class SqlCommand implements Callable<Integer> {
@@ -40,7 +41,7 @@ final class SqlCommand implements Callable<Integer> {
   @Option(names = {"-e", "--execute"}, paramLabel = "SQL", description = "Statements to run, separated by ';'.")
   String statements;
 
-  @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "A SQL script to run.")
+  @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "A SQL script to run; - reads standard input.")
   Path file;
 
   @Option(
@@ -69,9 +70,14 @@ final class SqlCommand implements Callable<Integer> {
       return 2;
     }
     String script = statements;
-    if (file != null) {
-      if (!Files.isReadable(file)) {
-        spec.commandLine().getErr().println("Error: cannot read SQL file " + file);
+    if ((file != null && file.toString().equals("-")) || (script == null && file == null && System.console() == null)) {
+      // Piped input is a script, as with -f: no banner or prompts in the output, and a last
+      // statement without ';' runs.
+      script = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+    } else if (file != null) {
+      if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+        String why = Files.isDirectory(file) ? ": it is a folder" : Files.exists(file) ? ": permission denied" : ": no such file";
+        spec.commandLine().getErr().println("Error: cannot read SQL file " + file + why);
         return 2;
       }
       script = Files.readString(file, StandardCharsets.UTF_8);

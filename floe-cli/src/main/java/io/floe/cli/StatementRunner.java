@@ -6,6 +6,7 @@ import io.floe.cli.output.QueryResult;
 import io.floe.cli.output.ResultFormatter;
 import io.floe.sql.SqlScript;
 import java.io.PrintWriter;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,8 +44,17 @@ final class StatementRunner {
 
   /** Runs every statement of {@code script} in order, stopping at the first failure. */
   boolean runScript(String script) {
-    for (String statement : SqlScript.split(script)) {
-      if (!run(statement)) {
+    List<SqlScript.Statement> statements = SqlScript.statements(script);
+    for (int i = 0; i < statements.size(); i++) {
+      if (!run(statements.get(i).sql())) {
+        if (statements.size() > 1) {
+          // Which one, and what became of the others: those before it stay committed.
+          int after = statements.size() - i - 1;
+          err.printf("(statement %d of %d, line %d, failed; %s before it ran, %s after it did not run)%n",
+              i + 1, statements.size(), statements.get(i).line(),
+              i == 0 ? "none" : i == 1 ? "the one" : "the " + i, after == 0 ? "none" : after == 1 ? "the one" : "the " + after);
+          err.flush();
+        }
         return false;
       }
     }

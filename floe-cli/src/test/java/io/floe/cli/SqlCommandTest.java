@@ -135,8 +135,35 @@ class SqlCommandTest {
             + "INSERT INTO lake." + ns + ".script_t VALUES ('never');\n");
     Run run = floe("-f", script.toString());
     assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err()).contains("missing")
+        .contains("(statement 3 of 4, line 4, failed; the 2 before it ran, the one after it did not run)");
     Run check = floe("--format", "csv", "--no-timing", "-e", "SELECT s FROM lake." + ns + ".script_t");
     assertThat(check.out()).isEqualTo("s\nx;y\n");
+
+    Run folder = floe("-f", dir.toString());
+    assertThat(folder.exitCode()).isEqualTo(2);
+    assertThat(folder.err().strip()).isEqualTo("Error: cannot read SQL file " + dir + ": it is a folder");
+  }
+
+  /** Standard input that is not a terminal is a script: results only on the output, and a last statement without ';' runs. */
+  @Test
+  void pipedStandardInputRunsAsAScript() {
+    java.io.InputStream stdin = System.in;
+    try {
+      String t = "lake." + ns + ".piped_t";
+      System.setIn(new java.io.ByteArrayInputStream(
+          ("CREATE TABLE " + t + " (i INT);\nINSERT INTO " + t + " VALUES (2);\nINSERT INTO " + t + " VALUES (3)")
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      Run piped = floe("--format", "csv", "--no-timing");
+      assertThat(piped.exitCode()).as(piped.err()).isZero();
+      assertThat(piped.out()).isEmpty();
+      System.setIn(new java.io.ByteArrayInputStream(
+          ("SELECT i FROM " + t + " ORDER BY i;").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      Run dash = floe("--format", "csv", "--no-timing", "-f", "-");
+      assertThat(dash.out()).isEqualTo("i\n2\n3\n");
+    } finally {
+      System.setIn(stdin);
+    }
   }
 
   @Test

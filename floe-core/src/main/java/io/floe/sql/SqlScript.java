@@ -23,13 +23,22 @@ public final class SqlScript {
      * @return the statements in order, without their {@code ;}
      */
     public static List<String> split(String script) {
-        List<String> statements = new ArrayList<>();
+        return statements(script).stream().map(Statement::sql).toList();
+    }
+
+    /** A statement of a script and the 1-based line of the script it starts on. */
+    public record Statement(String sql, int line) {}
+
+    /** As {@link #split}, each statement with the line it starts on. */
+    public static List<Statement> statements(String script) {
+        List<Statement> statements = new ArrayList<>();
         Token first = null;
         Token last = null;
         for (Token token : SqlLexer.tokenize(script)) {
             if (token.kind() == Token.Kind.END || token.isSymbol(';')) {
                 if (first != null) {
-                    statements.add(script.substring(first.start(), last.end()));
+                    int line = 1 + (int) script.substring(0, first.start()).chars().filter(c -> c == '\n').count();
+                    statements.add(new Statement(script.substring(first.start(), last.end()), line));
                 }
                 first = null;
                 continue;
