@@ -30,6 +30,7 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
           MaterializedViewProperties.SCHEDULE,
           MaterializedViewProperties.REFRESH_POLICY,
           MaterializedView.SOURCES,
+          MaterializedView.FIXED_READS,
           io.floe.spark.ivm.StorageLayout.PROPERTY,
           io.floe.mv.ExpectationsParser.PROPERTY,
           io.floe.spark.pipeline.PipelineRun.PIPELINE,

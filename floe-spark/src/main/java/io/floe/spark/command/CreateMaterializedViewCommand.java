@@ -461,6 +461,17 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     properties.put(StorageLayout.PROPERTY, layout.name());
     properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
     properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));
+    List<String> fixedReads =
+        new SourcePinning(spark)
+            .fixedReadNames(
+                pinned.parsed(),
+                spark.sessionState().catalogManager().currentCatalog().name(),
+                Arrays.asList(spark.sessionState().catalogManager().currentNamespace()))
+            .stream()
+            .map(ResolvedName::toString).distinct().toList();
+    if (!fixedReads.isEmpty()) {
+      properties.put(MaterializedView.FIXED_READS, String.join(",", fixedReads));
+    }
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
     statement().comment().ifPresent(c -> properties.put(MaterializedViewProperties.COMMENT, c));
     statement().schedule().ifPresent(s -> properties.put(MaterializedViewProperties.SCHEDULE, s.toSql()));

@@ -48,6 +48,14 @@ public final class MaterializedView {
   public static final String SOURCES = "floe.sources";
 
   /**
+   * View property: the tables the definition reads only at a snapshot it names ({@code VERSION AS
+   * OF <id>}), comma-separated fully qualified names; absent when none. Their changes never reach
+   * the view, so they are not among {@link #SOURCES}, but dropping or renaming them is refused
+   * like dropping a source.
+   */
+  public static final String FIXED_READS = "floe.fixed-reads";
+
+  /**
    * View property: the view's columns whose type carries a string collation, as a Spark DDL column
    * list ({@code cs STRING COLLATE UTF8_LCASE}); empty when none does. Iceberg keeps no collation,
    * so the storage column and the view's schema say {@code STRING}, and a read of the view casts
@@ -246,15 +254,29 @@ public final class MaterializedView {
 
   /** The sources the current definition reads, {@code catalog}, namespace levels and name each. */
   public List<QualifiedName> sources() {
-    String sources = view.properties().get(SOURCES);
-    if (sources == null || sources.isBlank()) {
+    return namesIn(SOURCES);
+  }
+
+  /**
+   * The tables the definition reads, sources and those read only at a snapshot it names ({@link
+   * #FIXED_READS}), as fully qualified names: what it cannot do without.
+   */
+  public List<String> dependencyNames() {
+    List<String> names = sourceNames();
+    namesIn(FIXED_READS).stream().map(QualifiedName::toString).filter(n -> !names.contains(n)).forEach(names::add);
+    return names;
+  }
+
+  private List<QualifiedName> namesIn(String property) {
+    String names = view.properties().get(property);
+    if (names == null || names.isBlank()) {
       return List.of();
     }
     try {
-      return QualifiedName.parseList(sources);
+      return QualifiedName.parseList(names);
     } catch (IllegalArgumentException e) {
       throw new FloeException(
-          "Materialized view " + name + " has an unreadable " + SOURCES + " property: " + e.getMessage(), e);
+          "Materialized view " + name + " has an unreadable " + property + " property: " + e.getMessage(), e);
     }
   }
 

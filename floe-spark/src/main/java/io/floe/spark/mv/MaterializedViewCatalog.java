@@ -292,7 +292,8 @@ public final class MaterializedViewCatalog {
   }
 
   /**
-   * Materialized views whose definition reads {@code source}, in its catalog and every other
+   * Materialized views whose definition reads {@code source} (as a source, or only at a snapshot
+   * it names: {@link MaterializedView#dependencyNames()}), in its catalog and every other
    * Iceberg catalog of the session (an MV may read another catalog's tables and views).
    */
   public List<MaterializedView> readersOf(ResolvedName source) {
@@ -306,7 +307,7 @@ public final class MaterializedViewCatalog {
   public List<MaterializedView> readersOf(ResolvedName source, boolean strict) {
     List<MaterializedView> readers = new ArrayList<>();
     for (MaterializedView mv : byNameWithOtherCatalogs(source.catalogName(), strict).values()) {
-      if (mv.sourceNames().contains(source.toString())) {
+      if (mv.dependencyNames().contains(source.toString())) {
         readers.add(mv);
       }
     }

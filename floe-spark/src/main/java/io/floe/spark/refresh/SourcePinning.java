@@ -63,7 +63,24 @@ public final class SourcePinning {
   public List<ResolvedName> sourceNames(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
     Set<String> cteNames = new HashSet<>();
     List<List<String>> references = new ArrayList<>();
-    collectReferences(parsed, cteNames, references);
+    collectReferences(parsed, cteNames, references, new ArrayList<>());
+    return resolved(references, cteNames, defaultCatalog, defaultNamespace);
+  }
+
+  /**
+   * The tables a definition reads at a snapshot it names itself ({@code t VERSION AS OF 123}), fully
+   * qualified: they are not its sources (their changes never reach it, so nothing pins them), but
+   * it depends on them all the same.
+   */
+  public List<ResolvedName> fixedReadNames(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
+    Set<String> cteNames = new HashSet<>();
+    List<List<String>> fixed = new ArrayList<>();
+    collectReferences(parsed, cteNames, new ArrayList<>(), fixed);
+    return resolved(fixed, Set.of(), defaultCatalog, defaultNamespace);
+  }
+
+  private List<ResolvedName> resolved(
+      List<List<String>> references, Set<String> cteNames, String defaultCatalog, List<String> defaultNamespace) {
     Map<String, ResolvedName> names = new LinkedHashMap<>();
     for (List<String> parts : references) {
       if (parts.size() == 1 && cteNames.contains(parts.get(0).toLowerCase(Locale.ROOT))) {
@@ -82,21 +99,28 @@ public final class SourcePinning {
   public static java.util.OptionalInt tableReferenceCount(LogicalPlan parsed) {
     Set<String> cteNames = new HashSet<>();
     List<List<String>> references = new ArrayList<>();
-    collectReferences(parsed, cteNames, references);
+    collectReferences(parsed, cteNames, references, new ArrayList<>());
     return cteNames.isEmpty() ? java.util.OptionalInt.of(references.size()) : java.util.OptionalInt.empty();
   }
 
-  /** Collects relation references and CTE names, inside CTE bodies too (they are not children). */
-  private static void collectReferences(LogicalPlan plan, Set<String> cteNames, List<List<String>> references) {
+  /**
+   * Collects relation references, those read at a snapshot the definition names ({@code fixed}; a
+   * time-travel read is a leaf, so its relation is no child) and CTE names, inside CTE bodies too
+   * (they are not children).
+   */
+  private static void collectReferences(
+      LogicalPlan plan, Set<String> cteNames, List<List<String>> references, List<List<String>> fixed) {
     plan.foreachWithSubqueries(
         node -> {
           if (node instanceof UnresolvedWith) {
             for (var cte : Scala.list(((UnresolvedWith) node).cteRelations())) {
               cteNames.add(cte._1().toLowerCase(Locale.ROOT));
-              collectReferences(cte._2(), cteNames, references);
+              collectReferences(cte._2(), cteNames, references, fixed);
             }
           } else if (node instanceof UnresolvedRelation) {
             references.add(Scala.list(((UnresolvedRelation) node).multipartIdentifier()));
+          } else if (node instanceof RelationTimeTravel travel && travel.relation() instanceof UnresolvedRelation read) {
+            fixed.add(Scala.list(read.multipartIdentifier()));
           }
           return scala.runtime.BoxedUnit.UNIT;
         });
@@ -181,7 +205,7 @@ public final class SourcePinning {
   public LogicalPlan substitute(
       LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, RelationReplacement replacement) {
     Set<String> cteNames = new HashSet<>();
-    collectReferences(parsed, cteNames, new ArrayList<>());
+    collectReferences(parsed, cteNames, new ArrayList<>(), new ArrayList<>());
     return substituteReferences(parsed, cteNames, defaultCatalog, defaultNamespace, replacement);
   }
 

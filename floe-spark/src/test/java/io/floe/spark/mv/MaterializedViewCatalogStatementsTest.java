@@ -315,6 +315,17 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
     sql("CREATE TABLE loose (id INT) USING iceberg");
     sql("ALTER TABLE loose RENAME TO loose2");
     assertThat(tableExists("loose2")).isTrue();
+
+    // A view reading a table only at a snapshot it names depends on it all the same.
+    sql("INSERT INTO loose2 VALUES (1), (2)");
+    long snapshot = sql("SELECT snapshot_id FROM lake." + ns + ".loose2.snapshots").get(0).getLong(0);
+    sql("CREATE MATERIALIZED VIEW pinned AS SELECT count(*) AS n FROM loose2 VERSION AS OF " + snapshot);
+    assertThat(errorOf("ALTER TABLE loose2 RENAME TO loose3"))
+        .contains("materialized view lake." + ns + ".pinned reads it");
+    assertThat(errorOf("DROP TABLE loose2")).contains("lake." + ns + ".pinned");
+    assertThat(tableExists("loose2")).isTrue();
+    sql("DROP MATERIALIZED VIEW pinned");
+    sql("DROP TABLE loose2");
   }
 
   @Test
