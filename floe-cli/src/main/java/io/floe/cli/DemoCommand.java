@@ -11,6 +11,8 @@ import picocli.CommandLine.Mixin;
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Tell the seed stories end to end on a fresh demo warehouse.",
     description = {
       "Tell the seed stories on a demo warehouse (default ~/.floe/demo, or --warehouse):",
       "the ride-sharing medallion pipeline, the orders summary MV, and the messy orders lake.",

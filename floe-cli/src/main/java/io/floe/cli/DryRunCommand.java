@@ -18,6 +18,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "dry-run",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Check a pipeline project without reading or writing data.",
     description = {
       "Check a pipeline project without reading or writing data: syntax, unknown tables and",
       "columns, and cycles between datasets. Every problem is listed; exits 1 when there is one."

@@ -19,6 +19,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "ingest",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Load a folder's new files into a streaming table, creating it on the first run.",
     description = {
       "Load the files of PATH that TABLE has not loaded yet into the streaming table TABLE, creating it on",
       "the first run: CREATE OR REFRESH STREAMING TABLE TABLE AS SELECT * FROM STREAM read_files('PATH')."
@@ -49,8 +51,30 @@ final class IngestCommand implements Callable<Integer> {
   @Option(names = "--no-server", description = "Run on embedded Spark even when a floe server is running.")
   boolean noServer;
 
+  /** One part of a table name: an identifier, or any text in backticks (a backtick doubled). */
+  private static final String NAME_PART = "(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)+`)";
+
+  private static final java.util.regex.Pattern TABLE_NAME =
+      java.util.regex.Pattern.compile(NAME_PART + "(?:\\." + NAME_PART + ")*");
+
   @Override
   public Integer call() {
+    // The values go into a statement: each is checked or quoted, so none can change what it says.
+    if (!TABLE_NAME.matcher(table).matches()) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--into must be a table name such as bronze.orders (each part letters, digits and underscores, or in"
+              + " backticks), not '" + table + "'");
+    }
+    if (format != null && !io.floe.sql.FileSource.FORMATS.contains(format.toLowerCase(java.util.Locale.ROOT))) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--format must be json, csv or parquet, not '" + format + "'");
+    }
+    for (String key : options.keySet()) {
+      if (!key.matches("[A-Za-z_][A-Za-z0-9_.]*")) {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+            "--option names a reader option such as sep=';', not '" + key + "'");
+      }
+    }
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     // A running server's warm session spares this command Spark's start-up.
     java.util.Optional<io.floe.server.ServerInfo> server =

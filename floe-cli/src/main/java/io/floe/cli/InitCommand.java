@@ -25,6 +25,8 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "init",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Create a pipeline project from the ride-sharing example.",
     description = {
       "Create a pipeline project folder NAME from the ride-sharing example: raw trip files,",
       "a Bronze streaming table, a Silver and two Gold materialized views. Then: floe run NAME"
@@ -47,6 +49,11 @@ final class InitCommand implements Callable<Integer> {
   public Integer call() {
     if (!NAME.matcher(name).matches()) {
       throw new FloeException("Pipeline name '" + name + "' must be letters, digits and underscores, not starting with a digit");
+    }
+    if (trips < 1) {
+      // Checked before anything is written: no half-made project to clean up. With no trip the
+      // raw file is empty and the project's views have no columns to read.
+      throw new FloeException("Cannot create pipeline " + name + ": --trips must be at least 1, not " + trips);
     }
     Path folder = parent.resolve(name);
     try {

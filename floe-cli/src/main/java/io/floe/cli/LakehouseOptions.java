@@ -22,7 +22,7 @@ final class LakehouseOptions {
   @Option(
       names = {"-w", "--warehouse"},
       paramLabel = "DIR",
-      description = "Warehouse folder (default: $FLOE_WAREHOUSE, else ~/.floe/warehouse).")
+      description = "Warehouse folder (default: $FLOE_WAREHOUSE, else ~/.floe/warehouse; for demo: ~/.floe/demo).")
   Path warehouse;
 
   @Option(

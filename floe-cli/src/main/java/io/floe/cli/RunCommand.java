@@ -19,6 +19,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Run a pipeline project: create, update and refresh its datasets.",
     description = {
       "Run a pipeline project: create missing datasets, apply changed definitions, report",
       "datasets no longer defined (drop them with --prune), and refresh the graph in",

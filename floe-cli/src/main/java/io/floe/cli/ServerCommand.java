@@ -16,6 +16,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "server",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Serve the lakehouse: scheduled and continuous refreshes, HTTP API, warm Spark.",
     description = {
       "Serve the lakehouse: refresh scheduled views when due and ON CHANGE views when a source moves,",
       "answer the HTTP API and /metrics, and run floe sql statements on one warm Spark session.",

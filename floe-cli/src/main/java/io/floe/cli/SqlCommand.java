@@ -27,6 +27,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "sql",
     mixinStandardHelpOptions = true,
+    versionProvider = Floe.Version.class,
+    header = "Run SQL against the lakehouse: statements, a script or an interactive shell.",
     description = {
       "Run Spark SQL, with Floe's materialized view statements, against the lakehouse.",
       "Without -e or -f, starts an interactive shell (end statements with ';'), or runs the script",

@@ -38,6 +38,16 @@ class PipelineCommandsTest {
   }
 
   @Test
+  void initWithoutTripsWritesNothing() {
+    StringWriter err = new StringWriter();
+    CommandLine init = Floe.commandLine();
+    init.setErr(new PrintWriter(err, true));
+    assertThat(init.execute("init", "no_trips", "--dir", folder.toString(), "--trips", "0")).isNotZero();
+    assertThat(err.toString()).contains("Cannot create pipeline no_trips: --trips must be at least 1, not 0");
+    assertThat(folder.resolve("no_trips")).doesNotExist();
+  }
+
+  @Test
   void initScaffoldsATripsPipelineThatChecksRunsAndPicksUpANewFile() throws IOException {
     String name = "trips_" + Long.toHexString(System.nanoTime());
     CommandLine init = Floe.commandLine();
