@@ -28,7 +28,8 @@ final class ServerCall {
       response = client.send(request, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
       throw new FloeException("Lost the floe server at " + server.baseUri() + " (" + server.describe()
-          + "): " + e.getMessage() + "; use --no-server to run without it", e);
+          + "): " + (e.getMessage() == null ? "the connection closed (" + e.getClass().getSimpleName() + ")" : e.getMessage())
+          + "; use --no-server to run without it", e);
     }
     JsonNode answer = JSON.readTree(response.body());
     if (response.statusCode() != 200) {

@@ -46,6 +46,7 @@ public final class FloeServer implements AutoCloseable {
   private final ScheduledExecutorService pollThread = Executors.newSingleThreadScheduledExecutor(named("floe-scheduler"));
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
+  private final RunningStatements statements;
   private Javalin http;
   private ServerInfo info;
 
@@ -57,6 +58,12 @@ public final class FloeServer implements AutoCloseable {
     this.views = new LakehouseViews(spark, settings.catalog());
     this.refresh = new ScheduledRefresh(spark, metrics);
     this.scheduler = new Scheduler(views, new RefreshPlanner(clock, RETRY_DELAY), refresh, metrics, clock);
+    this.statements = new RunningStatements(spark.sparkContext());
+  }
+
+  /** The SQL statements requests are running. */
+  RunningStatements statements() {
+    return statements;
   }
 
   /**
@@ -225,6 +232,7 @@ public final class FloeServer implements AutoCloseable {
       return;
     }
     LOG.info("Stopping floe server on {}", settings.warehouse());
+    long deadline = System.currentTimeMillis() + settings.shutdownTimeout().toMillis();
     try {
       pollThread.shutdownNow();
       refreshThread.shutdown();
@@ -236,12 +244,22 @@ public final class FloeServer implements AutoCloseable {
           LOG.warn("The refresh thread did not stop after cancellation");
         }
       }
+      // SQL statements of requests: waited for within the same patience, then cancelled, so that
+      // each request is answered before the HTTP server stops.
+      if (!statements.awaitNone(Math.max(0, deadline - System.currentTimeMillis()))) {
+        LOG.warn("{} SQL statement(s) over HTTP still running after {} s; cancelling them", statements.count(),
+            settings.shutdownTimeout().toSeconds());
+        statements.cancelAll();
+        if (!statements.awaitNone(TimeUnit.SECONDS.toMillis(10))) {
+          LOG.warn("SQL statements over HTTP did not stop after cancellation");
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
       try {
         if (http != null) {
-          http.stop();
+          stopHttp();
         }
       } finally {
         try {
@@ -252,6 +270,16 @@ public final class FloeServer implements AutoCloseable {
         stopped.countDown();
         LOG.info("floe server stopped");
       }
+    }
+  }
+
+  /** Stops the HTTP server; a request it could not wait for is logged, not thrown at the stopping thread. */
+  private void stopHttp() {
+    try {
+      http.stop();
+    } catch (RuntimeException e) { // Javalin wraps Jetty's graceful-stop timeout
+      LOG.warn("The HTTP server did not stop gracefully: {}", e.toString());
+      LOG.debug("HTTP server stop", e);
     }
   }
 

@@ -380,9 +380,15 @@ final class HttpApi {
     }
     long started = System.nanoTime();
     QueryResult result;
+    LOG.info("Statement over HTTP: {}", sql.length() > 200 ? sql.substring(0, 200) + "..." : sql);
     try {
-      result = SparkResults.run(session, sql, format);
+      result = server.statements().run(() -> SparkResults.run(session, sql, format));
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
+      if (server.statements().cancelled()) {
+        LOG.info("Statement over HTTP cancelled by the server's stop: {}", sql);
+        throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE,
+            "Statement cancelled: the floe server stopped before it finished; run it again");
+      }
       LOG.info("Statement over HTTP failed: {}", sql, e);
       throw new BadRequest(HttpStatus.BAD_REQUEST, FailureLine.of(e));
     }

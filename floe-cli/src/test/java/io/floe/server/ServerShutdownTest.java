@@ -145,6 +145,40 @@ class ServerShutdownTest {
         "SELECT k, SUM(v) AS total, COUNT(DISTINCT v) AS n FROM " + bronze + " GROUP BY k"));
   }
 
+  /**
+   * A SQL statement that outlasts the stop's patience is cancelled, and its request is answered
+   * that the server stopped; the stop itself is quiet and complete.
+   */
+  @Test
+  void sigtermDuringALongStatementCancelsItAfterThePatienceAndAnswersTheRequest() throws Exception {
+    Path warehouse = SharedSpark.warehouse();
+    Path out = logs.resolve("server.out");
+    Path err = logs.resolve("server.err");
+    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
+        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=2",
+        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    try {
+      awaitText(out, "floe server on", child);
+      ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
+      // Hours of work on two cores: only the cancellation ends it.
+      CompletableFuture<Http.Response> statement = CompletableFuture.supplyAsync(() -> Http.post(info.baseUri(),
+          "/api/sql", "{\"sql\": \"SELECT sum(id % 7) AS s FROM range(0, 800000000000)\"}"));
+      awaitText(err, "Statement over HTTP: SELECT sum(id % 7)", child);
+      Thread.sleep(2_000); // under way
+      child.destroy(); // SIGTERM
+
+      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
+      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
+      Http.Response answer = statement.get(1, TimeUnit.MINUTES);
+      assertThat(answer.status()).as(answer.body()).isEqualTo(503);
+      assertThat(answer.body()).contains("Statement cancelled: the floe server stopped before it finished");
+      assertThat(child.exitValue()).isZero();
+      assertThat(serverLog).contains("cancelling them").contains("floe server stopped").doesNotContain("Exception in thread");
+    } finally {
+      child.destroyForcibly();
+    }
+  }
+
   private static List<String> rows(SparkSession spark, String sql) {
     List<String> rows = new ArrayList<>();
     for (Row row : spark.sql(sql).collectAsList()) {
