@@ -47,11 +47,8 @@ class ServerShutdownTest {
     ServerSettings settings = ServerSettings.of(warehouse, "lake", "127.0.0.1", 0, Map.of());
     Path out = logs.resolve("server.out");
     Path err = logs.resolve("server.err");
-    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
-        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=180",
-        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    Process child = startServer(warehouse, 180, out, err);
     try {
-      awaitText(out, "floe server on", child);
       ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
       assertThat(info.pid()).isEqualTo(child.pid());
       assertThatThrownBy(() -> FloeServer.lockWarehouse(settings))
@@ -111,11 +108,8 @@ class ServerShutdownTest {
     Path warehouse = SharedSpark.warehouse();
     Path out = logs.resolve("server.out");
     Path err = logs.resolve("server.err");
-    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
-        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=180",
-        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    Process child = startServer(warehouse, 180, out, err);
     try {
-      awaitText(out, "floe server on", child);
       ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
       CompletableFuture<Http.Response> run = CompletableFuture.supplyAsync(
           () -> Http.post(info.baseUri(), "/api/pipelines/run", "{\"path\": \"" + project + "\"}"));
@@ -154,11 +148,8 @@ class ServerShutdownTest {
     Path warehouse = SharedSpark.warehouse();
     Path out = logs.resolve("server.out");
     Path err = logs.resolve("server.err");
-    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
-        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=2",
-        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    Process child = startServer(warehouse, 2, out, err);
     try {
-      awaitText(out, "floe server on", child);
       ServerInfo info = WarehouseLock.recordedHolder(warehouse).orElseThrow();
       // Hours of work on two cores: only the cancellation ends it.
       CompletableFuture<Http.Response> statement = CompletableFuture.supplyAsync(() -> Http.post(info.baseUri(),
@@ -177,6 +168,20 @@ class ServerShutdownTest {
     } finally {
       child.destroyForcibly();
     }
+  }
+
+  /** {@code floe server} on {@code warehouse} in a child JVM, once it listens; scheduled polls are rare. */
+  private static Process startServer(Path warehouse, int shutdownTimeoutSeconds, Path out, Path err) throws Exception {
+    Process child = ChildJvm.start(ChildJvm.floe(List.of("-Xmx1g"), "server", "--warehouse", warehouse.toString(),
+        "--port", "0", "--conf", ServerSettings.SHUTDOWN_TIMEOUT_KEY + "=" + shutdownTimeoutSeconds,
+        "--conf", ServerSettings.POLL_INTERVAL_KEY + "=60"), out, err);
+    try {
+      awaitText(out, "floe server on", child);
+    } catch (Exception | AssertionError e) {
+      child.destroyForcibly();
+      throw e;
+    }
+    return child;
   }
 
   private static List<String> rows(SparkSession spark, String sql) {
