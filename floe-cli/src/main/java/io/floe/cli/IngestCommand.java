@@ -77,8 +77,7 @@ final class IngestCommand implements Callable<Integer> {
     }
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     // A running server's warm session spares this command Spark's start-up.
-    java.util.Optional<io.floe.server.ServerInfo> server =
-        noServer ? java.util.Optional.empty() : io.floe.server.ServerLocator.find(warehouse);
+    java.util.Optional<io.floe.server.ServerInfo> server = lakehouse.server(warehouse, noServer, spec.commandLine().getErr());
     SqlSession session =
         server.isPresent() ? new RemoteSqlSession(server.get()) : EmbeddedSqlSession.start(lakehouse, warehouse);
     StatementRunner runner =

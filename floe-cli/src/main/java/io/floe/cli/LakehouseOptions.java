@@ -56,6 +56,37 @@ final class LakehouseOptions {
     return fallback;
   }
 
+  /**
+   * The floe server running on {@code warehouse}, which this command then sends its work to, unless
+   * {@code noServer}. The server's Spark session has its own settings: a note on {@code err} names
+   * those given to this command that therefore do not apply.
+   */
+  java.util.Optional<io.floe.server.ServerInfo> server(Path warehouse, boolean noServer, java.io.PrintWriter err) {
+    java.util.Optional<io.floe.server.ServerInfo> server =
+        noServer ? java.util.Optional.empty() : io.floe.server.ServerLocator.find(warehouse);
+    if (server.isPresent()) {
+      java.util.List<String> unused = new java.util.ArrayList<>();
+      if (!conf.isEmpty()) {
+        unused.add("--conf");
+      }
+      if (propertiesFile != null) {
+        unused.add("--properties");
+      } else if (Files.exists(Paths.get("floe.properties"))) {
+        unused.add("./floe.properties");
+      }
+      if (!EmbeddedLakehouse.DEFAULT_CATALOG.equals(catalog)) {
+        unused.add("--catalog");
+      }
+      if (!unused.isEmpty()) {
+        err.println("Note: running on floe server " + server.get().describe() + ", whose Spark session has its own"
+            + " settings: " + String.join(", ", unused) + " given here do" + (unused.size() == 1 ? "es" : "")
+            + " not apply; add --no-server to run with them on embedded Spark");
+        err.flush();
+      }
+    }
+    return server;
+  }
+
   static Path floeHome() {
     return Paths.get(System.getProperty("user.home"), ".floe");
   }
@@ -101,7 +132,8 @@ final class LakehouseOptions {
     try (InputStream in = Files.newInputStream(file)) {
       properties.load(in);
     } catch (IOException e) {
-      throw new FloeException("Cannot read properties file " + file + ": " + e.getMessage(), e);
+      String why = e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage();
+      throw new FloeException("Cannot read properties file " + file + ": " + why, e);
     }
     Map<String, String> map = new LinkedHashMap<>();
     properties.stringPropertyNames().stream().sorted().forEach(k -> map.put(k, properties.getProperty(k).trim()));

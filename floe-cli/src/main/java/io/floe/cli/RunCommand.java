@@ -55,8 +55,7 @@ final class RunCommand implements Callable<Integer> {
     PipelineProject project = PipelineProject.load(pipeline.folder());
     java.nio.file.Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     // A running server's warm Spark spares this command Spark's start-up.
-    java.util.Optional<io.floe.server.ServerInfo> server =
-        noServer ? java.util.Optional.empty() : io.floe.server.ServerLocator.find(warehouse);
+    java.util.Optional<io.floe.server.ServerInfo> server = lakehouse.server(warehouse, noServer, spec.commandLine().getErr());
     if (server.isPresent()) {
       PrintWriter out = spec.commandLine().getOut();
       out.printf("Running pipeline %s on floe server %s%n", project.spec().name(), server.get().describe());

@@ -2,7 +2,6 @@ package io.floe.cli;
 
 import io.floe.cli.output.OutputFormat;
 import io.floe.server.ServerInfo;
-import io.floe.server.ServerLocator;
 import io.floe.sql.SqlScript;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +85,7 @@ final class SqlCommand implements Callable<Integer> {
     }
     Path warehouse = lakehouse.warehouse(LakehouseOptions.floeHome().resolve("warehouse"));
     // The server's session spares this command Spark's start-up; its classes are never loaded here.
-    Optional<ServerInfo> server = noServer ? Optional.empty() : ServerLocator.find(warehouse);
+    Optional<ServerInfo> server = lakehouse.server(warehouse, noServer, spec.commandLine().getErr());
     SqlSession session = server.isPresent() ? new RemoteSqlSession(server.get()) : EmbeddedSqlSession.start(lakehouse, warehouse);
     StatementRunner runner = new StatementRunner(
             session, spec.commandLine().getOut(), spec.commandLine().getErr(), outputFormat, !noTiming, !noStats);

@@ -81,6 +81,16 @@ class ServerClientTest {
   }
 
   @Test
+  void settingsTheServersSessionDoesNotTakeAreNamed() {
+    Run withConf = floe("--no-timing", "--conf", "spark.sql.session.timeZone=Europe/Paris", "--catalog", "other",
+        "-e", "SELECT 1 AS one");
+    assertThat(withConf.exitCode()).isZero();
+    assertThat(withConf.err()).contains("Note: running on floe server ")
+        .contains("--conf, --catalog given here do not apply; add --no-server to run with them on embedded Spark");
+    assertThat(floe("--no-timing", "-e", "SELECT 1 AS one").err()).doesNotContain("Note:");
+  }
+
+  @Test
   void aFailingStatementPrintsTheSameOneLineAndStopsTheScript() {
     String script = "SELECT * FROM lake." + ns + ".no_such_table; SELECT 1";
     Run remote = floe("--no-timing", "-e", script);
