@@ -408,7 +408,9 @@ public final class IncrementalRefresh {
         recorded.schemaId().or(() -> Optional.ofNullable(from == null ? null : source.table().snapshot(from)).map(Snapshot::schemaId));
     stored.ifPresent(ids::add);
     ids.add(source.table().schema().schemaId());
-    Snapshot newer = to == null ? null : source.table().snapshot(to);
+    // The newer snapshot's own schema matters when it was written since the last refresh; the
+    // recorded one itself may be older than the schema the view was last refreshed under.
+    Snapshot newer = to == null || java.util.Objects.equals(from, to) ? null : source.table().snapshot(to);
     if (newer != null && newer.schemaId() != null) {
       ids.add(newer.schemaId());
     }
