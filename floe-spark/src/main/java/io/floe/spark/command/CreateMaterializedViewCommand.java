@@ -152,7 +152,13 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     String defaultCatalog = spark.sessionState().catalogManager().currentCatalog().name();
     List<String> defaultNamespace = Arrays.asList(spark.sessionState().catalogManager().currentNamespace());
     SourcePinning pinning = new SourcePinning(spark);
-    LogicalPlan parsed = pinning.parse(statement().query());
+    LogicalPlan parsed;
+    try {
+      parsed = pinning.parse(statement().query());
+    } catch (FloeException e) {
+      throw new FloeException("Cannot create materialized view " + name + ": its definition does not parse: "
+          + io.floe.ErrorMessages.firstLineOf(e.getCause() == null ? e : e.getCause()), e);
+    }
     DefinitionValidator.checkClauses(name.toString(), parsed);
     List<ResolvedName> sources = pinning.sourceNames(parsed, defaultCatalog, defaultNamespace);
     checkNoCycle(catalog, name, sources);

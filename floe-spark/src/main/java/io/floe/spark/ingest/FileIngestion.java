@@ -78,6 +78,10 @@ public final class FileIngestion {
   public Optional<IngestResult> create(CreateStreamingTable statement) {
     ResolvedName name = catalog.resolve(statement.name());
     FileSource source = absolute(statement.source());
+    if (name.isView()) {
+      throw new FloeException("Cannot create streaming table " + name + ": a view with that name exists"
+          + (catalog.load(name).isPresent() ? " (a materialized view)" : ""));
+    }
     if (name.catalog().tableExists(name.identifier())) {
       Table existing = name.catalog().loadTable(name.identifier());
       if (statement.ifNotExists()) {

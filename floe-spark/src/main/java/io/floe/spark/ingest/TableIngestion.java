@@ -89,6 +89,9 @@ public final class TableIngestion {
     List<StreamFlow> flows = new ArrayList<>();
     statement.query().ifPresent(query -> flows.add(
         new StreamFlow(name.name(), query, true, currentCatalog(), currentNamespace(), Optional.empty())));
+    if (name.isView()) {
+      throw new FloeException(owner + ": a view with that name exists");
+    }
     if (name.catalog().tableExists(name.identifier())) {
       if (statement.ifNotExists()) {
         return Optional.empty();

@@ -35,6 +35,11 @@ public record ResolvedName(String catalogName, Catalog catalog, TableIdentifier 
     }
   }
 
+  /** Whether this name is a view (a materialized view among them) in a catalog that keeps views. */
+  public boolean isView() {
+    return catalog instanceof ViewCatalog views && views.viewExists(identifier);
+  }
+
   /** The catalog's view API, or a clear error naming the catalog when it has none. */
   public ViewCatalog viewCatalog() {
     if (catalog instanceof ViewCatalog) {

@@ -270,6 +270,13 @@ class FileIngestionTest {
     assertThat(result.getString(5)).contains("empty.json is empty");
     assertThat(refresh().getString(5)).isEmpty();
 
+    sql("CREATE TABLE plain (id INT) USING iceberg");
+    sql("CREATE MATERIALIZED VIEW taken AS SELECT id FROM plain");
+    Throwable view = catchThrowable(() -> sql("CREATE STREAMING TABLE taken AS SELECT * FROM STREAM read_files('"
+        + landing + "', format => 'json')"));
+    assertThat(view).isInstanceOf(FloeException.class).hasMessage(
+        "Cannot create streaming table lake." + ns + ".taken: a view with that name exists (a materialized view)");
+
     Path parquet = Files.createDirectory(landing.resolve("p"));
     Files.writeString(parquet.resolve("bad.parquet"), "this is not parquet at all");
     Throwable bad =

@@ -37,6 +37,14 @@ class RefusalsTest extends MvTestSupport {
   // ---- definitions ----
 
   @Test
+  void aDefinitionThatDoesNotParseIsRefusedNamingTheView() {
+    assertThat(errorOf("CREATE MATERIALIZED VIEW broken AS SELECT id FROM t ORDER BY"))
+        .startsWith("Cannot create materialized view " + mv("broken") + ": its definition does not parse: ")
+        .contains("PARSE_SYNTAX_ERROR");
+    assertNothingCreated("broken");
+  }
+
+  @Test
   void definitionReadingItselfIsRefused() {
     assertThat(errorOf("CREATE MATERIALIZED VIEW selfie AS SELECT * FROM selfie"))
         .contains("Cannot create materialized view " + mv("selfie"))
