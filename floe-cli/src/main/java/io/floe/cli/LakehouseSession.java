@@ -19,8 +19,16 @@ final class LakehouseSession {
     Map<String, String> settings = lakehouse.sparkConf(warehouseDir);
     try {
       Files.createDirectories(warehouseDir);
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      throw new FloeException("Cannot use warehouse folder " + warehouseDir + ": " + e.getFile() + " is a file", e);
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new FloeException("Cannot create warehouse folder " + warehouseDir + ": permission denied on " + e.getFile(), e);
     } catch (IOException e) {
-      throw new FloeException("Cannot create warehouse folder " + warehouseDir + ": " + e.getMessage(), e);
+      throw new FloeException("Cannot create warehouse folder " + warehouseDir + ": " + e, e);
+    }
+    if (!Files.isWritable(warehouseDir)) {
+      // The catalog and the tables are written inside it; SQLite's own error would name neither.
+      throw new FloeException("Cannot use warehouse folder " + warehouseDir + ": it is not writable");
     }
     SparkSession.Builder builder = SparkSession.builder().appName("floe");
     if (!settings.containsKey("spark.master")) {

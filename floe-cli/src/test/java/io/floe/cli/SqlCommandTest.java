@@ -140,6 +140,14 @@ class SqlCommandTest {
     Run check = floe("--format", "csv", "--no-timing", "-e", "SELECT s FROM lake." + ns + ".script_t");
     assertThat(check.out()).isEqualTo("s\nx;y\n");
 
+    Path notAFolder = Files.writeString(dir.resolve("warehouse.txt"), "");
+    StringWriter fileErr = new StringWriter();
+    CommandLine onAFile = Floe.commandLine();
+    onAFile.setErr(new PrintWriter(fileErr, true));
+    assertThat(onAFile.execute("sql", "--no-server", "--warehouse=" + notAFolder, "-e", "SELECT 1")).isEqualTo(2);
+    assertThat(fileErr.toString().strip())
+        .isEqualTo("Error: Cannot use warehouse folder " + notAFolder + ": " + notAFolder + " is a file");
+
     Run folder = floe("-f", dir.toString());
     assertThat(folder.exitCode()).isEqualTo(2);
     assertThat(folder.err().strip()).isEqualTo("Error: cannot read SQL file " + dir + ": it is a folder");
