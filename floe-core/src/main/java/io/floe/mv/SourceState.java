@@ -121,10 +121,6 @@ public final class SourceState {
   }
 
   /**
-   * Why {@code current} differs from this recorded state, in words a user can act on, or empty
-   * when it does not.
-   */
-  /**
    * Whether {@code current} is this table at another snapshot and nothing else differs: same table,
    * same schema, both snapshots present.
    */
@@ -138,6 +134,10 @@ public final class SourceState {
         && !snapshotId.equals(current.snapshotId);
   }
 
+  /**
+   * Why {@code current} differs from this recorded state, in words a user can act on, or empty
+   * when it does not.
+   */
   public Optional<String> describeChangeTo(SourceState current) {
     if (!uuid.equals(current.uuid)) {
       return Optional.of(qualifiedName() + " was dropped and re-created");
