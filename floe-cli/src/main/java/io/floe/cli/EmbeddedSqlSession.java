@@ -23,4 +23,10 @@ final class EmbeddedSqlSession implements SqlSession {
   public QueryResult run(String sql, OutputFormat format) {
     return SparkResults.run(spark, sql, format);
   }
+
+  @Override
+  public void cancel() {
+    // This Spark runs only this command's statements, one at a time.
+    spark.sparkContext().cancelAllJobs();
+  }
 }

@@ -43,6 +43,19 @@ final class RemoteSqlSession implements SqlSession {
         texts(result.path("rewrite-report")));
   }
 
+  @Override
+  public void cancel() {
+    ObjectNode body = JSON.createObjectNode();
+    body.put("session", sessionId);
+    try {
+      ServerCall.post(client, server, "/api/sql/cancel", body);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private static List<List<String>> rows(JsonNode rows) {
     List<List<String>> all = new ArrayList<>();
     rows.forEach(row -> all.add(texts(row)));

@@ -35,6 +35,8 @@ import picocli.CommandLine.Spec;
       "When a floe server runs on the warehouse, statements run on its Spark session."
     })
 final class SqlCommand implements Callable<Integer> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SqlCommand.class);
+
   @Mixin LakehouseOptions lakehouse = new LakehouseOptions();
 
   @Spec CommandSpec spec;
@@ -106,6 +108,21 @@ final class SqlCommand implements Callable<Integer> {
               .variable(LineReader.HISTORY_FILE, LakehouseOptions.floeHome().resolve("history"))
               .build();
       terminal.writer().println("Floe SQL shell on " + where + ". End statements with ';', quit with exit;");
+      // Ctrl-C while a statement runs cancels it and keeps the shell (and its USE and SET); while
+      // a line is typed, the line reader takes it and clears the line.
+      terminal.handle(Terminal.Signal.INT, signal -> {
+        terminal.writer().println("Cancelling the statement...");
+        terminal.flush();
+        Thread cancel = new Thread(() -> {
+          try {
+            runner.cancel();
+          } catch (RuntimeException e) {
+            LOG.warn("Cannot cancel the statement", e);
+          }
+        }, "floe-cancel");
+        cancel.setDaemon(true);
+        cancel.start();
+      });
       StringBuilder buffer = new StringBuilder();
       boolean allSucceeded = true;
       while (true) {

@@ -11,4 +11,10 @@ interface SqlSession {
    * @throws Exception when the statement fails; its message is what the user sees
    */
   QueryResult run(String sql, OutputFormat format) throws Exception;
+
+  /**
+   * Cancels the statement running now, from another thread (the shell's Ctrl-C): its Spark jobs
+   * stop and {@link #run} fails with a message saying it was cancelled. Does nothing when none runs.
+   */
+  void cancel();
 }

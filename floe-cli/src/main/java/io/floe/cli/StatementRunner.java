@@ -61,6 +61,11 @@ final class StatementRunner {
     return true;
   }
 
+  /** Cancels the statement running now, if any, from another thread; it then fails. */
+  void cancel() {
+    session.cancel();
+  }
+
   /** Runs one statement; false when it failed (the error is already printed). */
   boolean run(String sql) {
     long started = System.nanoTime();

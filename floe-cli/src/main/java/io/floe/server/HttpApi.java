@@ -74,6 +74,7 @@ final class HttpApi {
     app.post("/api/materialized-views/{name}/refresh", this::refresh);
     app.get("/api/refreshes", this::refreshes);
     app.post("/api/sql", this::sql);
+    app.post("/api/sql/cancel", this::cancelSql);
     app.post("/api/pipelines/run", this::runPipeline);
     app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
         .result(server.metrics().scrape()));
@@ -382,8 +383,12 @@ final class HttpApi {
     QueryResult result;
     LOG.info("Statement over HTTP: {}", sql.length() > 200 ? sql.substring(0, 200) + "..." : sql);
     try {
-      result = server.statements().run(() -> SparkResults.run(session, sql, format));
+      result = server.statements().run(sessionId, () -> SparkResults.run(session, sql, format));
     } catch (Exception e) { // Spark's AnalysisException is checked but undeclared
+      if (e instanceof RunningStatements.CancelledStatement) {
+        LOG.info("Statement over HTTP cancelled by its client: {}", sql);
+        throw new BadRequest(HttpStatus.BAD_REQUEST, "Statement cancelled");
+      }
       if (server.statements().cancelled()) {
         LOG.info("Statement over HTTP cancelled by the server's stop: {}", sql);
         throw new BadRequest(HttpStatus.SERVICE_UNAVAILABLE,
@@ -405,6 +410,16 @@ final class HttpApi {
     }
     answer.put("elapsed-ms", (System.nanoTime() - started) / 1_000_000);
     json(ctx, answer);
+  }
+
+  /** Cancels the statement a SQL session is running ({@code {"session": "..."}}); answers how many were. */
+  private void cancelSql(Context ctx) throws JsonProcessingException {
+    JsonNode body = objectBody(ctx, "POST /api/sql/cancel", List.of("session"), "{\"session\": \"...\"}");
+    String sessionId = text(body, "session", "");
+    if (sessionId.isEmpty()) {
+      throw badRequest("Give the session whose statement to cancel as {\"session\": \"...\"}");
+    }
+    json(ctx, Map.of("cancelled", server.statements().cancelSession(sessionId)));
   }
 
   private static JsonNode body(Context ctx) {

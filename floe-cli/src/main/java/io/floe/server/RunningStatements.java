@@ -14,24 +14,37 @@ import org.apache.spark.SparkContext;
  */
 final class RunningStatements {
   private final SparkContext context;
-  private final Set<String> groups = ConcurrentHashMap.newKeySet();
+  /** The running statements' job groups, each with the SQL session it runs in ("" for none). */
+  private final java.util.Map<String, String> groups = new ConcurrentHashMap<>();
+  private final Set<String> cancelledGroups = ConcurrentHashMap.newKeySet();
   private volatile boolean cancelled;
 
   RunningStatements(SparkContext context) {
     this.context = context;
   }
 
-  /** Runs {@code statement} on this thread, under a job group of its own. */
-  <T> T run(Supplier<T> statement) {
+  /**
+   * Runs {@code statement} of SQL session {@code session} ("" for none) on this thread, under a job
+   * group of its own.
+   *
+   * @throws CancelledStatement when {@link #cancelSession} cancelled it
+   */
+  <T> T run(String session, Supplier<T> statement) {
     String group = "floe-sql-" + UUID.randomUUID();
-    groups.add(group);
+    groups.put(group, session);
     // Job groups are properties of the running thread, inherited by the threads it starts.
     context.setJobGroup(group, "SQL statement over HTTP", true);
     try {
       return statement.get();
+    } catch (RuntimeException e) {
+      if (cancelledGroups.contains(group)) {
+        throw new CancelledStatement(e);
+      }
+      throw e;
     } finally {
       context.clearJobGroup();
       groups.remove(group);
+      cancelledGroups.remove(group);
       synchronized (this) {
         notifyAll();
       }
@@ -59,7 +72,27 @@ final class RunningStatements {
   /** Cancels the Spark jobs of every running statement; each then fails, and its request is answered. */
   void cancelAll() {
     cancelled = true;
-    groups.forEach(context::cancelJobGroup);
+    groups.keySet().forEach(context::cancelJobGroup);
+  }
+
+  /** Cancels the statement SQL session {@code session} is running, if any; returns how many were. */
+  int cancelSession(String session) {
+    int count = 0;
+    for (java.util.Map.Entry<String, String> running : groups.entrySet()) {
+      if (!session.isEmpty() && running.getValue().equals(session)) {
+        cancelledGroups.add(running.getKey());
+        context.cancelJobGroup(running.getKey());
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /** A statement its client cancelled. */
+  static final class CancelledStatement extends RuntimeException {
+    CancelledStatement(Throwable cause) {
+      super("Statement cancelled", cause);
+    }
   }
 
   int count() {

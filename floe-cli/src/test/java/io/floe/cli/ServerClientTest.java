@@ -90,6 +90,34 @@ class ServerClientTest {
     assertThat(floe("--no-timing", "-e", "SELECT 1 AS one").err()).doesNotContain("Note:");
   }
 
+  /** The shell's Ctrl-C: a session's running statement is cancelled, on the server or embedded. */
+  @Test
+  void aRunningStatementIsCancelledThroughTheServerAndEmbedded() throws Exception {
+    String forever = "SELECT sum(id % 7) AS s FROM range(0, 800000000000)";
+    LakehouseOptions options = new LakehouseOptions();
+    options.catalog = "lake";
+    List<SqlSession> sessions = List.of(
+        new RemoteSqlSession(ServerLocator.find(SharedSpark.warehouse()).orElseThrow()),
+        EmbeddedSqlSession.start(options, SharedSpark.warehouse()));
+    for (SqlSession session : sessions) {
+      java.util.concurrent.CompletableFuture<Throwable> failure = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          session.run(forever, io.floe.cli.output.OutputFormat.TABLE);
+          return null;
+        } catch (Exception e) {
+          return e;
+        }
+      });
+      Thread.sleep(3_000); // under way
+      session.cancel();
+      Throwable cancelled = failure.get(1, TimeUnit.MINUTES);
+      assertThat(cancelled).as(session.getClass().getSimpleName()).isNotNull();
+      assertThat(io.floe.cli.output.FailureLine.of(cancelled)).as(session.getClass().getSimpleName()).containsIgnoringCase("cancelled");
+      session.cancel(); // none runs: nothing happens
+    }
+    assertThat(floe("--no-timing", "-e", "SELECT 1 AS one").exitCode()).as("the server goes on").isZero();
+  }
+
   @Test
   void aFailingStatementPrintsTheSameOneLineAndStopsTheScript() {
     String script = "SELECT * FROM lake." + ns + ".no_such_table; SELECT 1";
