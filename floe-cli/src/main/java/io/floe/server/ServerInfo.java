@@ -56,6 +56,7 @@ public record ServerInfo(long pid, String host, int port, Instant startedAt, Str
 
   /** {@code pid 123 on 127.0.0.1:7878 since 2026-11-30T01:00:00Z}. */
   public String describe() {
-    return "pid " + pid + " on " + host + ":" + port + " since " + startedAt;
+    // Port 0 until the server listens: it is still starting.
+    return "pid " + pid + (port == 0 ? " (starting, not listening yet)" : " on " + host + ":" + port) + " since " + startedAt;
   }
 }
