@@ -236,10 +236,13 @@ public final class FileIngestion {
         try {
           batch = reader.read(toRead, dataSchema(table));
         } catch (Exception e) { // Spark's AnalysisException is thrown undeclared
-          if (e instanceof RuntimeException runtime) {
-            throw runtime;
+          if (e instanceof FloeException floe) {
+            throw floe;
           }
-          throw new FloeException("Cannot ingest into " + name + ": " + ErrorMessages.firstLineOf(e), e);
+          // A reader's own error (a bad option value gives "For input string: ...") names neither.
+          String options = source.options().isEmpty() ? "" : " with the options " + new java.util.TreeMap<>(source.options());
+          throw new FloeException("Cannot ingest into " + name + ": reading " + source.format().orElse("") + " files"
+              + options + " failed: " + ErrorMessages.firstLineOf(e), e);
         }
         added = evolveSchema(name, table, batch.drift());
         table.refresh();

@@ -270,6 +270,14 @@ class FileIngestionTest {
     assertThat(result.getString(5)).contains("empty.json is empty");
     assertThat(refresh().getString(5)).isEmpty();
 
+    Path badOption = Files.createDirectory(landing.resolve("opt"));
+    Files.writeString(badOption.resolve("a.json"), order(1, "1") + "\n");
+    Throwable option = catchThrowable(() -> sql("CREATE STREAMING TABLE opt AS SELECT * FROM STREAM read_files('"
+        + badOption + "', format => 'json', multiLine => 'yes')"));
+    assertThat(option).isInstanceOf(FloeException.class)
+        .hasMessageStartingWith("Cannot ingest into lake." + ns + ".opt: reading json files with the options {multiLine=yes} failed: ");
+    assertThat(spark.catalog().tableExists(ns + ".opt")).isFalse();
+
     sql("CREATE TABLE plain (id INT) USING iceberg");
     sql("CREATE MATERIALIZED VIEW taken AS SELECT id FROM plain");
     Throwable view = catchThrowable(() -> sql("CREATE STREAMING TABLE taken AS SELECT * FROM STREAM read_files('"
