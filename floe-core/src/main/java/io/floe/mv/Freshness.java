@@ -40,6 +40,15 @@ public record Freshness(boolean fresh, List<String> staleReasons, List<String> u
     default boolean sameRows(SourceState recorded, SourceState current) {
       return false;
     }
+
+    /**
+     * Whether a table source's current snapshot descends from its recorded one (new commits on the
+     * same history), rather than being an older one or on another branch of it (a rollback).
+     * Without this knowledge, yes.
+     */
+    default boolean descendsFromRecorded(SourceState recorded, SourceState current) {
+      return true;
+    }
   }
 
   public static Freshness ofFresh() {
@@ -84,6 +93,11 @@ public record Freshness(boolean fresh, List<String> staleReasons, List<String> u
         unrecorded.add(
             "source " + source.qualifiedName() + " was compacted since the last refresh (snapshot "
                 + source.snapshotId().orElse(null) + " → " + current.get().snapshotId().orElse(null) + "), no row changed");
+      } else if (change.isPresent() && source.onlySnapshotDiffers(current.get())
+          && !sources.descendsFromRecorded(source, current.get())) {
+        reasons.add("source " + source.qualifiedName() + " was rolled back or its history rewritten (snapshot "
+            + source.snapshotId().orElse(null) + " → " + current.get().snapshotId().orElse(null)
+            + ", not a descendant of the one last refreshed from)");
       } else {
         change.ifPresent(c -> reasons.add("source " + c));
       }

@@ -59,6 +59,18 @@ public final class FreshnessCheck {
       }
 
       @Override
+      public boolean descendsFromRecorded(SourceState recorded, SourceState current) {
+        ResolvedName name = locate(mv, recorded);
+        try {
+          Table table = name.catalog().loadTable(name.identifier());
+          return org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
+              table, current.snapshotId().orElseThrow(), recorded.snapshotId().orElseThrow());
+        } catch (NoSuchTableException e) {
+          return true; // its state says more: the dropped table is reported as such
+        }
+      }
+
+      @Override
       public Freshness upstream(SourceState viewSource) {
         return catalog
             .load(locate(mv, viewSource))

@@ -203,6 +203,23 @@ class FreshnessAndNestingTest extends MvTestSupport {
     }
   }
 
+  /** A source rolled back to an older snapshot is said to be, not to have new commits. */
+  @Test
+  void aSourceRolledBackIsSaidToBe() {
+    sql("CREATE TABLE rolled (id INT) USING iceberg");
+    sql("INSERT INTO rolled VALUES (1)");
+    long first = currentSnapshotId("rolled");
+    sql("INSERT INTO rolled VALUES (2)");
+    sql("CREATE MATERIALIZED VIEW rolled_count AS SELECT count(*) AS n FROM rolled");
+    sql("CALL lake.system.rollback_to_snapshot('lake." + ns + ".rolled', " + first + ")");
+    assertThat(freshness("rolled_count")).startsWith("STALE: ")
+        .contains("source " + q("rolled") + " was rolled back or its history rewritten")
+        .doesNotContain("new commits");
+    assertThat(sql("REFRESH MATERIALIZED VIEW rolled_count").get(0).getString(1)).isEqualTo("FULL");
+    assertThat(freshness("rolled_count")).isEqualTo("FRESH");
+    assertSameRows("SELECT * FROM rolled_count", "SELECT count(*) AS n FROM rolled", 1);
+  }
+
   /**
    * A schema change that leaves every column the definition reads the same field (an added column,
    * an unread one renamed) changes nothing the view computes: its refreshes stay incremental.
