@@ -69,11 +69,7 @@ final class LakehouseOptions {
       if (!conf.isEmpty()) {
         unused.add("--conf");
       }
-      if (propertiesFile != null) {
-        unused.add("--properties");
-      } else if (Files.exists(Paths.get("floe.properties"))) {
-        unused.add("./floe.properties");
-      }
+      propertiesFileInUse().ifPresent(file -> unused.add(propertiesFile != null ? "--properties" : "./" + file));
       if (!EmbeddedLakehouse.DEFAULT_CATALOG.equals(catalog)) {
         unused.add("--catalog");
       }
@@ -119,15 +115,21 @@ final class LakehouseOptions {
     return user;
   }
 
-  private Map<String, String> fileProperties() {
-    Path file = propertiesFile;
-    if (file == null) {
-      Path local = Paths.get("floe.properties");
-      if (!Files.exists(local)) {
-        return Map.of();
-      }
-      file = local;
+  /** The properties file this invocation reads: {@code --properties}, else {@code ./floe.properties} when present. */
+  private java.util.Optional<Path> propertiesFileInUse() {
+    if (propertiesFile != null) {
+      return java.util.Optional.of(propertiesFile);
     }
+    Path local = Paths.get("floe.properties");
+    return Files.exists(local) ? java.util.Optional.of(local) : java.util.Optional.empty();
+  }
+
+  private Map<String, String> fileProperties() {
+    java.util.Optional<Path> inUse = propertiesFileInUse();
+    if (inUse.isEmpty()) {
+      return Map.of();
+    }
+    Path file = inUse.get();
     Properties properties = new Properties();
     try (InputStream in = Files.newInputStream(file)) {
       properties.load(in);

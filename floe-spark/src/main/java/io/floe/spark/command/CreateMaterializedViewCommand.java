@@ -162,6 +162,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     DefinitionValidator.checkClauses(name.toString(), parsed);
     List<ResolvedName> sources = pinning.sourceNames(parsed, defaultCatalog, defaultNamespace);
     checkNoCycle(catalog, name, sources);
+    List<ResolvedName> fixedReads = pinning.fixedReadNames(parsed, defaultCatalog, defaultNamespace);
 
     PinnedDefinition pinned;
     StructType schema;
@@ -206,7 +207,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       } else {
         createStorageTable(spark, name, storage, storageSchema);
       }
-      Map<String, String> properties = viewProperties(spark, storage, schema, viewSchema, pinned, layout);
+      Map<String, String> properties = viewProperties(spark, storage, schema, viewSchema, pinned, fixedReads, layout);
       org.apache.iceberg.view.View view =
           views
               .buildView(name.identifier())
@@ -461,22 +462,16 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       StructType querySchema,
       StructType viewSchema,
       PinnedDefinition pinned,
+      List<ResolvedName> fixedReads,
       StorageLayout layout) {
     Map<String, String> properties = new LinkedHashMap<>();
     properties.putAll(io.floe.spark.mv.DefinitionSettings.capture(spark));
     properties.put(StorageLayout.PROPERTY, layout.name());
     properties.put(MaterializedViewProperties.STORAGE_TABLE, storage.inCatalog());
     properties.put(MaterializedView.SOURCES, String.join(",", pinned.sourceNames()));
-    List<String> fixedReads =
-        new SourcePinning(spark)
-            .fixedReadNames(
-                pinned.parsed(),
-                spark.sessionState().catalogManager().currentCatalog().name(),
-                Arrays.asList(spark.sessionState().catalogManager().currentNamespace()))
-            .stream()
-            .map(ResolvedName::toString).distinct().toList();
     if (!fixedReads.isEmpty()) {
-      properties.put(MaterializedView.FIXED_READS, String.join(",", fixedReads));
+      properties.put(
+          MaterializedView.FIXED_READS, fixedReads.stream().map(ResolvedName::toString).collect(Collectors.joining(",")));
     }
     properties.put(MaterializedViewProperties.MANAGED, Boolean.toString(statement().managed()));
     statement().comment().ifPresent(c -> properties.put(MaterializedViewProperties.COMMENT, c));

@@ -49,24 +49,27 @@ public final class FreshnessCheck {
 
       @Override
       public boolean sameRows(SourceState recorded, SourceState current) {
-        ResolvedName name = locate(mv, recorded);
-        try {
-          Table table = name.catalog().loadTable(name.identifier());
-          return ChangeCapture.sameRows(table, recorded.snapshotId().orElseThrow(), current.snapshotId().orElseThrow());
-        } catch (NoSuchTableException e) {
-          return false;
-        }
+        return table(recorded)
+            .map(t -> ChangeCapture.sameRows(t, recorded.snapshotId().orElseThrow(), current.snapshotId().orElseThrow()))
+            .orElse(false);
       }
 
       @Override
       public boolean descendsFromRecorded(SourceState recorded, SourceState current) {
+        return table(recorded)
+            .map(t -> org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
+                t, current.snapshotId().orElseThrow(), recorded.snapshotId().orElseThrow()))
+            // Its state says more: the dropped table is reported as such.
+            .orElse(true);
+      }
+
+      /** The recorded table source as it is now; empty when it was dropped. */
+      private Optional<Table> table(SourceState recorded) {
         ResolvedName name = locate(mv, recorded);
         try {
-          Table table = name.catalog().loadTable(name.identifier());
-          return org.apache.iceberg.util.SnapshotUtil.isAncestorOf(
-              table, current.snapshotId().orElseThrow(), recorded.snapshotId().orElseThrow());
+          return Optional.of(name.catalog().loadTable(name.identifier()));
         } catch (NoSuchTableException e) {
-          return true; // its state says more: the dropped table is reported as such
+          return Optional.empty();
         }
       }
 
