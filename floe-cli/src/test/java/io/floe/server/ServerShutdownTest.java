@@ -58,16 +58,7 @@ class ServerShutdownTest {
       CompletableFuture<Http.Response> refresh = CompletableFuture.supplyAsync(
           () -> Http.post(info.baseUri(), "/api/materialized-views/" + agg + "/refresh", ""));
       awaitText(err, "Refreshing " + agg, child);
-      child.destroy(); // SIGTERM
-
-      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
-      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
-      Http.Response answer;
-      try {
-        answer = refresh.get(1, TimeUnit.MINUTES);
-      } catch (java.util.concurrent.ExecutionException e) {
-        throw new AssertionError("The refresh request failed; server log:\n" + serverLog, e);
-      }
+      Http.Response answer = stopAndAwait(child, err, refresh).answer();
       assertThat(answer.status()).as(answer.body()).isEqualTo(200);
       assertThat(Files.readString(err, StandardCharsets.UTF_8)).contains("floe server stopped");
     } finally {
@@ -114,16 +105,9 @@ class ServerShutdownTest {
       CompletableFuture<Http.Response> run = CompletableFuture.supplyAsync(
           () -> Http.post(info.baseUri(), "/api/pipelines/run", "{\"path\": \"" + project + "\"}"));
       awaitText(err, "Running pipeline " + project, child);
-      child.destroy(); // SIGTERM
-
-      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
-      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
-      Http.Response answer;
-      try {
-        answer = run.get(1, TimeUnit.MINUTES);
-      } catch (java.util.concurrent.ExecutionException e) {
-        throw new AssertionError("The pipeline request failed; server log:\n" + serverLog, e);
-      }
+      Stopped stopped = stopAndAwait(child, err, run);
+      Http.Response answer = stopped.answer();
+      String serverLog = stopped.serverLog();
       assertThat(answer.status()).as(answer.body()).isEqualTo(200);
       assertThat(answer.body()).contains("\"succeeded\":true");
       // The stop began while the run was under way, and waited for it.
@@ -156,17 +140,30 @@ class ServerShutdownTest {
           "/api/sql", "{\"sql\": \"SELECT sum(id % 7) AS s FROM range(0, 800000000000)\"}"));
       awaitText(err, "Statement over HTTP: SELECT sum(id % 7)", child);
       Thread.sleep(2_000); // under way
-      child.destroy(); // SIGTERM
-
-      assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
-      String serverLog = Files.readString(err, StandardCharsets.UTF_8);
-      Http.Response answer = statement.get(1, TimeUnit.MINUTES);
+      Stopped stopped = stopAndAwait(child, err, statement);
+      Http.Response answer = stopped.answer();
+      String serverLog = stopped.serverLog();
       assertThat(answer.status()).as(answer.body()).isEqualTo(503);
       assertThat(answer.body()).contains("Statement cancelled: the floe server stopped before it finished");
       assertThat(child.exitValue()).isZero();
       assertThat(serverLog).contains("cancelling them").contains("floe server stopped").doesNotContain("Exception in thread");
     } finally {
       child.destroyForcibly();
+    }
+  }
+
+  /** The answer to the request in flight at the stop, and the server's log once it exited. */
+  private record Stopped(Http.Response answer, String serverLog) {}
+
+  /** Sends SIGTERM, waits for the server to exit, then for the answer to {@code request}. */
+  private static Stopped stopAndAwait(Process child, Path err, CompletableFuture<Http.Response> request) throws Exception {
+    child.destroy(); // SIGTERM
+    assertThat(child.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("server exited").isTrue();
+    String serverLog = Files.readString(err, StandardCharsets.UTF_8);
+    try {
+      return new Stopped(request.get(1, TimeUnit.MINUTES), serverLog);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new AssertionError("The request in flight failed; server log:\n" + serverLog, e);
     }
   }
 
