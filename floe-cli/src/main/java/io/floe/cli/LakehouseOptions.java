@@ -104,6 +104,7 @@ final class LakehouseOptions {
             });
     settings.put("spark.sql.session.timeZone", "UTC");
     settings.putAll(user);
+    EmbeddedLakehouse.adaptToMaster(settings, user.keySet());
     return settings;
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.floe.spark.EmbeddedLakehouse;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,5 +54,29 @@ class LakehouseOptionsTest {
     Map<String, String> conf =
         parse("--properties", file.toString(), "--conf", "spark.sql.shuffle.partitions=2").sparkConf(dir);
     assertThat(conf).containsEntry("spark.sql.shuffle.partitions", "2");
+  }
+
+  @Test
+  void aClusterMasterGetsFloesJarAndADriverItsExecutorsCanReach(@TempDir Path dir) {
+    Map<String, String> local = parse("--conf", "spark.master=local[2]").sparkConf(dir);
+    assertThat(local)
+        .containsEntry("spark.driver.host", "127.0.0.1")
+        .containsEntry("spark.driver.bindAddress", "127.0.0.1")
+        .doesNotContainKey("spark.jars");
+
+    String floeJar = EmbeddedLakehouse.floeSparkJar().orElseThrow().toString();
+    Map<String, String> cluster =
+        parse("--conf", "spark.master=spark://spark-master:7077", "--conf", "spark.jars=/opt/jobs/udfs.jar").sparkConf(dir);
+    assertThat(cluster)
+        .doesNotContainKey("spark.driver.host")
+        .doesNotContainKey("spark.driver.bindAddress")
+        .containsEntry("spark.jars", "/opt/jobs/udfs.jar," + floeJar);
+
+    Map<String, String> pinned =
+        parse("--conf", "spark.master=local-cluster[2,1,1024]", "--conf", "spark.driver.host=10.0.0.5").sparkConf(dir);
+    assertThat(pinned)
+        .containsEntry("spark.driver.host", "10.0.0.5")
+        .doesNotContainKey("spark.driver.bindAddress")
+        .containsEntry("spark.jars", floeJar);
   }
 }

@@ -2,6 +2,7 @@ package io.floe.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.server.ChildJvm;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,22 +62,10 @@ class SparkClusterJobTest {
     conf(command, "spark.ui.enabled", "false");
     command.addAll(List.of("--class", SqlJob.class.getName(), "spark-internal", script.toString(), String.valueOf(EXECUTORS)));
 
-    Path out = work.resolve("job.out");
-    Path err = work.resolve("job.err");
-    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
-    builder.environment().put("SPARK_HOME", sparkHome.toString());
-    builder.environment().put("SPARK_SCALA_VERSION", "2.13");
-    Process job = builder.start();
-    boolean ended = job.waitFor(12, TimeUnit.MINUTES);
-    if (!ended) {
-      job.destroyForcibly().waitFor();
-    }
-    String printed = Files.readString(out);
-    String logged = Files.readString(err);
-    String report = "\n--- standard output ---\n" + printed + "\n--- standard error (end) ---\n"
-        + logged.substring(Math.max(0, logged.length() - 6000));
-    assertThat(ended).as("the job ended within 12 minutes" + report).isTrue();
-    assertThat(job.exitValue()).as("the job's exit status" + report).isZero();
+    Run run = run(command, sparkHome, "job");
+    String printed = run.printed();
+    String report = run.report();
+    assertThat(run.status()).as("the job's exit status" + report).isZero();
     assertThat(printed).as(report).contains("executors " + EXECUTORS);
 
     List<String> refreshes = rowsAfter(printed, "> REFRESH MATERIALIZED VIEW lake.db.silver CASCADE");
@@ -93,6 +82,37 @@ class SparkClusterJobTest {
     assertThat(rowsAfter(printed, "> SELECT count(*) FROM lake.db.rated WHERE rating IS NOT NULL"))
         .as("trips with a rating loaded from the JSON files, one of them deleted" + report)
         .containsExactly("3");
+  }
+
+  @Test
+  void floeSqlOnAClusterMasterShipsItsJarToTheExecutors() throws Exception {
+    Path sparkHome = distribution();
+    Path script = work.resolve("cli.sql");
+    Files.writeString(script, """
+        CREATE NAMESPACE db;
+        CREATE TABLE db.orders (id BIGINT, customer STRING, amount DECIMAL(10, 2))
+          TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read');
+        INSERT INTO db.orders SELECT id, concat('c', id % 7), CAST(id AS DECIMAL(10, 2)) FROM range(0, 500);
+        CREATE MATERIALIZED VIEW db.per_customer AS
+          SELECT customer, COUNT(*) AS orders, SUM(amount) AS total FROM db.orders GROUP BY customer;
+        UPDATE db.orders SET amount = amount + 1 WHERE id % 11 = 0;
+        DELETE FROM db.orders WHERE id % 13 = 0;
+        REFRESH MATERIALIZED VIEW db.per_customer;
+        SET spark.sql.optimizer.answerQueriesWithMVs.enabled = false;
+        SELECT 'differing', count(*) FROM (
+          (SELECT * FROM db.per_customer EXCEPT ALL SELECT customer, COUNT(*), SUM(amount) FROM db.orders GROUP BY customer)
+          UNION ALL
+          (SELECT customer, COUNT(*), SUM(amount) FROM db.orders GROUP BY customer EXCEPT ALL SELECT * FROM db.per_customer));
+        """);
+    List<String> command = ChildJvm.floe(List.of("-Xmx1g"), "sql", "--no-server", "--no-stats", "--format", "csv",
+        "-w", work.resolve("cli-warehouse").toString(), "--conf", "spark.master=local-cluster[" + EXECUTORS + ",1,1024]",
+        "-f", script.toString());
+    Run run = run(command, sparkHome, "cli");
+    assertThat(run.status()).as("floe sql's exit status" + run.report()).isZero();
+    assertThat(run.printed())
+        .as(run.report())
+        .containsPattern("lake\\.db\\.per_customer,INCREMENTAL,")
+        .contains("differing,0");
   }
 
   private static final String CHECK = "SELECT * FROM checks ORDER BY mv";
@@ -158,6 +178,31 @@ class SparkClusterJobTest {
       SELECT * FROM checks ORDER BY mv;
       SELECT count(*) FROM lake.db.rated WHERE rating IS NOT NULL;
       """;
+
+  /** A process that ended: its exit status and what it printed. */
+  private record Run(int status, String printed, String logged) {
+    String report() {
+      return "\n--- standard output ---\n" + printed + "\n--- standard error (end) ---\n"
+          + logged.substring(Math.max(0, logged.length() - 6000));
+    }
+  }
+
+  /** Runs {@code command} with {@code sparkHome} as Spark's home; fails when it runs over 12 minutes. */
+  private Run run(List<String> command, Path sparkHome, String name) throws IOException, InterruptedException {
+    Path out = work.resolve(name + ".out");
+    Path err = work.resolve(name + ".err");
+    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().put("SPARK_HOME", sparkHome.toString());
+    builder.environment().put("SPARK_SCALA_VERSION", "2.13");
+    Process process = builder.start();
+    boolean ended = process.waitFor(12, TimeUnit.MINUTES);
+    if (!ended) {
+      process.destroyForcibly().waitFor();
+    }
+    Run run = new Run(process.exitValue(), Files.readString(out), Files.readString(err));
+    assertThat(ended).as(name + " ended within 12 minutes" + run.report()).isTrue();
+    return run;
+  }
 
   /** The result rows the job printed for the statement that starts with {@code statement}. */
   private static List<String> rowsAfter(String printed, String statement) {

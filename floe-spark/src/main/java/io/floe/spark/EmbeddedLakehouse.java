@@ -1,8 +1,17 @@
 package io.floe.spark;
 
+import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.CodeSource;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Spark settings of a zero-setup lakehouse in one folder: local Spark, Iceberg tables on disk
@@ -10,6 +19,9 @@ import java.util.Map;
  * both tables and views.
  */
 public final class EmbeddedLakehouse {
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedLakehouse.class);
+  /** Masters whose executors are threads of the driver's JVM: {@code local}, {@code local[4]}, {@code local[*, 3]}. */
+  private static final Pattern IN_PROCESS_MASTER = Pattern.compile("local(\\[[^\\]]*\\])?");
   /** The catalog name Floe uses unless told otherwise. */
   public static final String DEFAULT_CATALOG = "lake";
 
@@ -56,5 +68,52 @@ public final class EmbeddedLakehouse {
     conf.put("spark.driver.host", "127.0.0.1");
     conf.put("spark.driver.bindAddress", "127.0.0.1");
     return conf;
+  }
+
+  /**
+   * Adapts {@code settings}, the embedded defaults with the user's ({@code userKeys}) over them, to
+   * the master they name. On a cluster ({@code spark://}, YARN, Kubernetes, or {@code
+   * local-cluster}) the executors are other JVMs, often on other machines: they need Floe's classes
+   * (the local file system above is one), so Floe's Spark jar is added to {@code spark.jars}; and
+   * they must reach the driver, so the embedded default of a driver on the loopback address is
+   * dropped unless the user set it.
+   */
+  public static void adaptToMaster(Map<String, String> settings, Set<String> userKeys) {
+    String master = settings.get("spark.master");
+    if (master == null || IN_PROCESS_MASTER.matcher(master.strip()).matches()) {
+      return;
+    }
+    for (String key : new String[] {"spark.driver.host", "spark.driver.bindAddress"}) {
+      if (!userKeys.contains(key)) {
+        settings.remove(key);
+      }
+    }
+    Optional<Path> jar = floeSparkJar();
+    if (jar.isEmpty()) {
+      LOG.warn("Floe runs from class folders, not its jar, so it cannot add itself to spark.jars for the executors"
+          + " of master {}: give them Floe's Spark jar another way", master);
+      return;
+    }
+    String path = jar.get().toString();
+    String jars = settings.get("spark.jars");
+    if (jars == null || jars.isBlank()) {
+      settings.put("spark.jars", path);
+    } else if (!java.util.Arrays.asList(jars.split(",")).contains(path)) {
+      settings.put("spark.jars", jars + "," + path);
+    }
+  }
+
+  /** The jar this class was loaded from: Floe's Spark jar, which carries floe-core too. */
+  public static Optional<Path> floeSparkJar() {
+    CodeSource source = EmbeddedLakehouse.class.getProtectionDomain().getCodeSource();
+    if (source == null || source.getLocation() == null) {
+      return Optional.empty();
+    }
+    try {
+      Path location = Paths.get(source.getLocation().toURI());
+      return Files.isRegularFile(location) ? Optional.of(location) : Optional.empty();
+    } catch (URISyntaxException | IllegalArgumentException e) {
+      return Optional.empty();
+    }
   }
 }
