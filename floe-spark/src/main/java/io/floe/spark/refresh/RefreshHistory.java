@@ -184,7 +184,9 @@ public final class RefreshHistory {
       SupportsNamespaces namespaces = (SupportsNamespaces) catalog;
       if (!namespaces.namespaceExists(NAMESPACE)) {
         try {
-          namespaces.createNamespace(NAMESPACE, Map.of("comment", "Floe system tables"));
+          // Not Map.of: a REST catalog's request checks the map for null values, which Map.of answers
+          // with a NullPointerException.
+          namespaces.createNamespace(NAMESPACE, java.util.Collections.singletonMap("comment", "Floe system tables"));
         } catch (AlreadyExistsException createdMeanwhile) {
           // another refresh created it first
         }
