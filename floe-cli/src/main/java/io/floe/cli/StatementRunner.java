@@ -50,15 +50,26 @@ final class StatementRunner {
         if (statements.size() > 1) {
           // Which one, and what became of the others: those before it stay committed.
           int after = statements.size() - i - 1;
-          err.printf("(statement %d of %d, line %d, failed; %s before it ran, %s after it did not run)%n",
-              i + 1, statements.size(), statements.get(i).line(),
-              i == 0 ? "none" : i == 1 ? "the one" : "the " + i, after == 0 ? "none" : after == 1 ? "the one" : "the " + after);
+          List<String> others = new java.util.ArrayList<>();
+          if (i > 0) {
+            others.add(count(i) + " before it ran");
+          }
+          if (after > 0) {
+            others.add(count(after) + " after it did not run");
+          }
+          err.printf("(statement %d of %d, line %d, failed; %s)%n",
+              i + 1, statements.size(), statements.get(i).line(), String.join(", ", others));
           err.flush();
         }
         return false;
       }
     }
     return true;
+  }
+
+  /** "the one" or "the n" statements. */
+  private static String count(int statements) {
+    return statements == 1 ? "the one" : "the " + statements;
   }
 
   /** Cancels the statement running now, if any, from another thread; it then fails. */

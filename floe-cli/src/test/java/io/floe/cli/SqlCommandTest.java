@@ -139,6 +139,10 @@ class SqlCommandTest {
         .contains("(statement 3 of 4, line 4, failed; the 2 before it ran, the one after it did not run)");
     Run check = floe("--format", "csv", "--no-timing", "-e", "SELECT s FROM lake." + ns + ".script_t");
     assertThat(check.out()).isEqualTo("s\nx;y\n");
+    Files.writeString(script, "SELECT 1;\nSELECT * FROM lake." + ns + ".missing;\n");
+    assertThat(floe("-f", script.toString()).err()).contains("(statement 2 of 2, line 2, failed; the one before it ran)\n");
+    Files.writeString(script, "SELECT * FROM lake." + ns + ".missing;\nSELECT 1;\nSELECT 2;\n");
+    assertThat(floe("-f", script.toString()).err()).contains("(statement 1 of 3, line 1, failed; the 2 after it did not run)\n");
 
     Path notAFolder = Files.writeString(dir.resolve("warehouse.txt"), "");
     StringWriter fileErr = new StringWriter();
