@@ -79,6 +79,37 @@ public final class SourcePinning {
     return resolved(fixed, Set.of(), defaultCatalog, defaultNamespace);
   }
 
+  /**
+   * Refuses a definition that reads a table {@code VERSION AS OF} a snapshot id the table no longer
+   * has (its snapshots were expired): Iceberg's own error names neither the table nor why. A read
+   * {@code TIMESTAMP AS OF} is left to Spark.
+   */
+  private void checkFixedReads(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
+    parsed.foreachWithSubqueries(
+        node -> {
+          if (node instanceof RelationTimeTravel travel
+              && travel.relation() instanceof UnresolvedRelation read
+              && travel.version().isDefined()
+              && travel.version().get().chars().allMatch(Character::isDigit)) {
+            ResolvedName name = catalog.resolve(Scala.list(read.multipartIdentifier()), defaultCatalog, defaultNamespace);
+            String version = travel.version().get();
+            Table table;
+            try {
+              table = name.catalog().loadTable(name.identifier());
+            } catch (NoSuchTableException e) {
+              return scala.runtime.BoxedUnit.UNIT; // reported as a missing table when the definition is read
+            }
+            if (table.snapshot(Long.parseLong(version)) == null && !table.refs().containsKey(version)) {
+              throw new FloeException("the definition reads " + name + " VERSION AS OF " + version + ", a snapshot "
+                  + name + " no longer has (its snapshots were expired), so it can no longer be computed;"
+                  + " recreate the view on a snapshot the table keeps (a tag keeps one: ALTER TABLE " + name
+                  + " CREATE TAG ... AS OF VERSION ...)");
+            }
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+  }
+
   private List<ResolvedName> resolved(
       List<List<String>> references, Set<String> cteNames, String defaultCatalog, List<String> defaultNamespace) {
     Map<String, ResolvedName> names = new LinkedHashMap<>();
@@ -143,6 +174,7 @@ public final class SourcePinning {
    */
   public PinnedDefinition pin(
       LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace, Map<String, Source> prePinned) {
+    checkFixedReads(parsed, defaultCatalog, defaultNamespace);
     Map<String, Source> sources = new LinkedHashMap<>();
     for (ResolvedName name : sourceNames(parsed, defaultCatalog, defaultNamespace)) {
       Source given = prePinned.get(name.toString());

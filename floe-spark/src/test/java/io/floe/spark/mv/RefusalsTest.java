@@ -210,6 +210,18 @@ class RefusalsTest extends MvTestSupport {
     sql("INSERT INTO t VALUES (3, 'c')");
     assertThat(sql("REFRESH MATERIALIZED VIEW on_snapshot").get(0).<String>getAs("refresh_type")).isEqualTo("NO_CHANGE");
     assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
+
+    // Once that snapshot is expired, every refresh says the definition can no longer be computed.
+    sql("ALTER TABLE t DROP BRANCH audit");
+    sql("ALTER TABLE t DROP TAG eod");
+    sql("CALL lake.system.expire_snapshots(table => '" + ns + ".t', older_than => TIMESTAMP '2999-01-01 00:00:00',"
+        + " retain_last => 1)");
+    for (String refresh : new String[] {"REFRESH MATERIALIZED VIEW on_snapshot", "REFRESH MATERIALIZED VIEW on_snapshot FULL"}) {
+      assertThat(errorOf(refresh))
+          .startsWith("Cannot refresh " + mv("on_snapshot") + ": the definition reads lake." + ns + ".t VERSION AS OF "
+              + snapshot + ", a snapshot lake." + ns + ".t no longer has (its snapshots were expired)");
+    }
+    assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
   }
 
   /**
