@@ -121,8 +121,8 @@ public final class ReplacedView {
 
   private void restoreView() {
     View view = before.name().viewCatalog().loadView(before.name().identifier());
-    // Iceberg reuses the id of an equal earlier version, so the view gets its old version back.
-    ViewVersions.commit(view, version, schema);
+    // The old version itself, id and all, so that the recorded refresh state matches it again.
+    ViewVersions.restore(view, version, schema);
     View replaced = before.name().viewCatalog().loadView(before.name().identifier());
     UpdateViewProperties update = replaced.updateProperties();
     viewProperties.forEach(update::set);
