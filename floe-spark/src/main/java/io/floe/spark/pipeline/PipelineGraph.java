@@ -478,24 +478,39 @@ public final class PipelineGraph {
     }
 
     /**
-     * A temporary view with the name of a dataset where it is defined: a query reading that name
-     * would read the view, and everyone outside the pipeline the dataset.
+     * A temporary view with the name of a dataset, or of a table or view of the catalog, where it is
+     * defined: a query of the pipeline reading that name would read the temporary view, and everyone
+     * outside the pipeline the dataset or the catalog's object.
      */
     private void temporaryViewsNamedAsDatasets() {
       for (TemporaryView view : temporaryViews.values()) {
-        String key;
+        ResolvedName name;
         try {
-          key = catalog.resolve(List.of(view.name()), view.catalog(), view.namespace()).toString();
+          name = catalog.resolve(List.of(view.name()), view.catalog(), view.namespace());
         } catch (RuntimeException e) {
           continue; // a namespace that does not resolve names no dataset
         }
+        String key = name.toString();
         PipelineDataset dataset = datasets.get(key);
         if (dataset != null) {
           problem(view.statement(), view.name(),
               "temporary view has the name of the dataset " + key + " (defined at " + dataset.statement().location()
                   + "): a query of this pipeline reading " + view.name()
                   + " would read the temporary view, and one outside it the dataset; rename one of them");
+        } else if (existsInCatalog(name)) {
+          problem(view.statement(), view.name(),
+              "temporary view has the name of " + key + ", which exists in the catalog: a query of this pipeline"
+                  + " reading " + view.name() + " would read the temporary view, and one outside it " + key
+                  + "; rename the temporary view");
         }
+      }
+    }
+
+    private static boolean existsInCatalog(ResolvedName name) {
+      try {
+        return name.isView() || name.catalog().tableExists(name.identifier());
+      } catch (RuntimeException e) {
+        return false; // a namespace that does not exist yet holds nothing
       }
     }
 

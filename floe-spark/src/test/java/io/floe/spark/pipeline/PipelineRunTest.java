@@ -92,19 +92,25 @@ class PipelineRunTest extends MvTestSupport {
   @Test
   void aTemporaryViewNamedAsADatasetIsAProblemAndADefinitionsOwnCommonTableExpressionShadowsOne() throws IOException {
     sdpProject();
+    spark.sql("CREATE TABLE lake." + ns + ".outside (x INT)");
     write("transformations/c_clash.sql", """
         CREATE TEMPORARY VIEW trips_silver AS SELECT 1 AS id;
+        CREATE TEMPORARY VIEW outside AS SELECT 2 AS x;
         CREATE MATERIALIZED VIEW own_cte AS
         WITH completed AS (SELECT * FROM trips WHERE amount > 4) SELECT count(*) AS n FROM completed;
         """);
     PipelineGraph graph = PipelineGraph.build((SparkSession) spark, PipelineProject.load(project));
 
-    assertThat(graph.problems()).hasSize(1);
+    assertThat(graph.problems()).hasSize(2);
     PipelineProblem clash = graph.problems().get(0);
     assertThat(clash.location()).contains("c_clash.sql");
     assertThat(clash.message())
         .contains("temporary view has the name of the dataset lake." + ns + ".trips_silver")
         .contains("rename one of them");
+    // A table the project does not define, but that the catalog holds.
+    assertThat(graph.problems().get(1).message())
+        .contains("temporary view has the name of lake." + ns + ".outside, which exists in the catalog")
+        .contains("rename the temporary view");
     // The definition's own completed, not the temporary view of that name.
     PipelineDataset ownCte = graph.datasets().get("lake." + ns + ".own_cte");
     assertThat(ownCte.materializedView().query()).startsWith("WITH completed AS (SELECT * FROM trips WHERE amount > 4)");
