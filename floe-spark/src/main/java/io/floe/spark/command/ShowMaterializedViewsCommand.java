@@ -50,7 +50,12 @@ public final class ShowMaterializedViewsCommand extends FloeCommand<ShowMaterial
     Optional<Pattern> like = statement().likePattern().map(ShowMaterializedViewsCommand::likeToRegex);
     FreshnessCheck freshness = new FreshnessCheck(catalog);
     List<Row> rows = new ArrayList<>();
-    for (MaterializedView mv : catalog.list(catalogName, Namespace.of(namespace.toArray(new String[0])))) {
+    // No namespace given and none current (a fresh session): every namespace's views, rather than
+    // an error about the empty namespace.
+    List<MaterializedView> views = namespace.isEmpty()
+        ? catalog.listAll(catalogName)
+        : catalog.list(catalogName, Namespace.of(namespace.toArray(new String[0])));
+    for (MaterializedView mv : views) {
       if (like.isPresent() && !like.get().matcher(mv.name().name()).matches()) {
         continue;
       }

@@ -45,6 +45,21 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
         .contains("Materialized view lake." + ns + ".broken has lost its storage table lake." + ns + ".broken__storage");
   }
 
+  @Test
+  void withoutACurrentNamespaceShowMaterializedViewsListsThoseOfEveryNamespace() {
+    var catalogs = ((org.apache.spark.sql.classic.SparkSession) spark).sessionState().catalogManager();
+    // The catalog's own empty namespace, as in a fresh session of the embedded lakehouse.
+    catalogs.reset();
+    try {
+      assertThat(catalogs.currentNamespace()).isEmpty();
+      assertThat(sql("SHOW MATERIALIZED VIEWS LIKE 'counts'"))
+          .extracting(r -> r.getString(0) + "." + r.getString(1) + " " + r.getString(4))
+          .contains(ns + ".counts FRESH");
+    } finally {
+      sql("USE lake." + ns);
+    }
+  }
+
   // ---- DROP MATERIALIZED VIEW ----
 
   @Test
