@@ -74,9 +74,11 @@ public final class SourcePinning {
    */
   public List<ResolvedName> fixedReadNames(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
     Set<String> cteNames = new HashSet<>();
-    List<List<String>> fixed = new ArrayList<>();
+    List<RelationTimeTravel> fixed = new ArrayList<>();
     collectReferences(parsed, cteNames, new ArrayList<>(), fixed);
-    return resolved(fixed, Set.of(), defaultCatalog, defaultNamespace);
+    List<List<String>> names = new ArrayList<>();
+    fixed.forEach(read -> names.add(Scala.list(((UnresolvedRelation) read.relation()).multipartIdentifier())));
+    return resolved(names, Set.of(), defaultCatalog, defaultNamespace);
   }
 
   /**
@@ -85,29 +87,29 @@ public final class SourcePinning {
    * {@code TIMESTAMP AS OF} is left to Spark.
    */
   private void checkFixedReads(LogicalPlan parsed, String defaultCatalog, List<String> defaultNamespace) {
-    parsed.foreachWithSubqueries(
-        node -> {
-          if (node instanceof RelationTimeTravel travel
-              && travel.relation() instanceof UnresolvedRelation read
-              && travel.version().isDefined()
-              && travel.version().get().chars().allMatch(Character::isDigit)) {
-            ResolvedName name = catalog.resolve(Scala.list(read.multipartIdentifier()), defaultCatalog, defaultNamespace);
-            String version = travel.version().get();
-            Table table;
-            try {
-              table = name.catalog().loadTable(name.identifier());
-            } catch (NoSuchTableException e) {
-              return scala.runtime.BoxedUnit.UNIT; // reported as a missing table when the definition is read
-            }
-            if (table.snapshot(Long.parseLong(version)) == null && !table.refs().containsKey(version)) {
-              throw new FloeException("the definition reads " + name + " VERSION AS OF " + version + ", a snapshot "
-                  + name + " no longer has (its snapshots were expired), so it can no longer be computed;"
-                  + " recreate the view on a snapshot the table keeps (a tag keeps one: ALTER TABLE " + name
-                  + " CREATE TAG ... AS OF VERSION ...)");
-            }
-          }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
+    List<RelationTimeTravel> fixed = new ArrayList<>();
+    // The same walk as for the sources, so that reads inside common table expressions count too.
+    collectReferences(parsed, new HashSet<>(), new ArrayList<>(), fixed);
+    for (RelationTimeTravel travel : fixed) {
+      if (travel.version().isEmpty() || !travel.version().get().chars().allMatch(Character::isDigit)) {
+        continue;
+      }
+      UnresolvedRelation read = (UnresolvedRelation) travel.relation();
+      ResolvedName name = catalog.resolve(Scala.list(read.multipartIdentifier()), defaultCatalog, defaultNamespace);
+      String version = travel.version().get();
+      Table table;
+      try {
+        table = name.catalog().loadTable(name.identifier());
+      } catch (NoSuchTableException e) {
+        continue; // reported as a missing table when the definition is read
+      }
+      if (table.snapshot(Long.parseLong(version)) == null && !table.refs().containsKey(version)) {
+        throw new FloeException("the definition reads " + name + " VERSION AS OF " + version + ", a snapshot "
+            + name + " no longer has (its snapshots were expired), so it can no longer be computed;"
+            + " recreate the view on a snapshot the table keeps (a tag keeps one: ALTER TABLE " + name
+            + " CREATE TAG ... AS OF VERSION ...)");
+      }
+    }
   }
 
   private List<ResolvedName> resolved(
@@ -140,7 +142,7 @@ public final class SourcePinning {
    * (they are not children).
    */
   private static void collectReferences(
-      LogicalPlan plan, Set<String> cteNames, List<List<String>> references, List<List<String>> fixed) {
+      LogicalPlan plan, Set<String> cteNames, List<List<String>> references, List<RelationTimeTravel> fixed) {
     plan.foreachWithSubqueries(
         node -> {
           if (node instanceof UnresolvedWith) {
@@ -150,8 +152,8 @@ public final class SourcePinning {
             }
           } else if (node instanceof UnresolvedRelation) {
             references.add(Scala.list(((UnresolvedRelation) node).multipartIdentifier()));
-          } else if (node instanceof RelationTimeTravel travel && travel.relation() instanceof UnresolvedRelation read) {
-            fixed.add(Scala.list(read.multipartIdentifier()));
+          } else if (node instanceof RelationTimeTravel travel && travel.relation() instanceof UnresolvedRelation) {
+            fixed.add(travel);
           }
           return scala.runtime.BoxedUnit.UNIT;
         });

@@ -207,6 +207,8 @@ class RefusalsTest extends MvTestSupport {
 
     long snapshot = table("t").currentSnapshot().snapshotId();
     sql("CREATE MATERIALIZED VIEW on_snapshot AS SELECT id FROM t VERSION AS OF " + snapshot);
+    sql("CREATE MATERIALIZED VIEW on_snapshot_in_cte AS WITH s AS (SELECT id FROM t VERSION AS OF " + snapshot
+        + ") SELECT id FROM s");
     sql("INSERT INTO t VALUES (3, 'c')");
     assertThat(sql("REFRESH MATERIALIZED VIEW on_snapshot").get(0).<String>getAs("refresh_type")).isEqualTo("NO_CHANGE");
     assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
@@ -216,10 +218,12 @@ class RefusalsTest extends MvTestSupport {
     sql("ALTER TABLE t DROP TAG eod");
     sql("CALL lake.system.expire_snapshots(table => '" + ns + ".t', older_than => TIMESTAMP '2999-01-01 00:00:00',"
         + " retain_last => 1)");
-    for (String refresh : new String[] {"REFRESH MATERIALIZED VIEW on_snapshot", "REFRESH MATERIALIZED VIEW on_snapshot FULL"}) {
-      assertThat(errorOf(refresh))
-          .startsWith("Cannot refresh " + mv("on_snapshot") + ": the definition reads lake." + ns + ".t VERSION AS OF "
-              + snapshot + ", a snapshot lake." + ns + ".t no longer has (its snapshots were expired)");
+    for (String view : new String[] {"on_snapshot", "on_snapshot_in_cte"}) {
+      for (String refresh : new String[] {"REFRESH MATERIALIZED VIEW " + view, "REFRESH MATERIALIZED VIEW " + view + " FULL"}) {
+        assertThat(errorOf(refresh))
+            .startsWith("Cannot refresh " + mv(view) + ": the definition reads lake." + ns + ".t VERSION AS OF "
+                + snapshot + ", a snapshot lake." + ns + ".t no longer has (its snapshots were expired)");
+      }
     }
     assertThat(count("SELECT * FROM on_snapshot")).isEqualTo(2);
   }
