@@ -41,10 +41,13 @@ public final class FreshnessCheck {
 
   private Freshness.Sources sourcesOf(MaterializedView mv) {
     return new Freshness.Sources() {
+      /** Each table source loaded once per evaluation: its state, compaction and ancestry read the same metadata. */
+      private final java.util.Map<String, Optional<Table>> loaded = new java.util.HashMap<>();
+
       @Override
       public Optional<SourceState> current(SourceState recorded) {
         ResolvedName name = locate(mv, recorded);
-        return recorded.type() == SourceState.Type.TABLE ? currentTable(name) : currentView(name);
+        return recorded.type() == SourceState.Type.TABLE ? table(recorded).map(t -> tableState(name, t)) : currentView(name);
       }
 
       @Override
@@ -66,11 +69,13 @@ public final class FreshnessCheck {
       /** The recorded table source as it is now; empty when it was dropped. */
       private Optional<Table> table(SourceState recorded) {
         ResolvedName name = locate(mv, recorded);
-        try {
-          return Optional.of(name.catalog().loadTable(name.identifier()));
-        } catch (NoSuchTableException e) {
-          return Optional.empty();
-        }
+        return loaded.computeIfAbsent(name.toString(), key -> {
+          try {
+            return Optional.of(name.catalog().loadTable(name.identifier()));
+          } catch (NoSuchTableException e) {
+            return Optional.empty();
+          }
+        });
       }
 
       @Override
@@ -120,19 +125,13 @@ public final class FreshnessCheck {
     return TableIdentifier.of(Namespace.of(state.namespace().toArray(new String[0])), state.name());
   }
 
-  private static Optional<SourceState> currentTable(ResolvedName name) {
-    try {
-      Table table = name.catalog().loadTable(name.identifier());
-      return Optional.of(
-          SourceState.table(
-              name.namespace(),
-              name.name(),
-              table.uuid().toString(),
-              table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId(),
-              table.schema().schemaId()));
-    } catch (NoSuchTableException e) {
-      return Optional.empty();
-    }
+  private static SourceState tableState(ResolvedName name, Table table) {
+    return SourceState.table(
+        name.namespace(),
+        name.name(),
+        table.uuid().toString(),
+        table.currentSnapshot() == null ? null : table.currentSnapshot().snapshotId(),
+        table.schema().schemaId());
   }
 
   private static Optional<SourceState> currentView(ResolvedName name) {
