@@ -19,6 +19,9 @@ import org.apache.spark.scheduler.SparkListenerJobStart;
  * statement starts later are cancelled as they start.
  */
 final class RunningStatements {
+  /** The local property in which Spark keeps a thread's job group. */
+  private static final String JOB_GROUP_PROPERTY = "spark.jobGroup.id";
+
   private final SparkContext context;
   /** The running statements' job groups, each with the SQL session it runs in ("" for none). */
   private final java.util.Map<String, String> groups = new ConcurrentHashMap<>();
@@ -40,9 +43,6 @@ final class RunningStatements {
           }
         });
   }
-
-  /** The local property in which Spark keeps a thread's job group. */
-  private static final String JOB_GROUP_PROPERTY = "spark.jobGroup.id";
 
   /**
    * Runs {@code statement} of SQL session {@code session} ("" for none) on this thread, under a job
