@@ -32,6 +32,8 @@ public final class AlterMaterializedViewCommand extends FloeCommand<AlterMateria
           MaterializedView.SOURCES,
           MaterializedView.FIXED_READS,
           io.floe.spark.ivm.StorageLayout.PROPERTY,
+          io.floe.spark.ivm.HiddenKeys.PROPERTY,
+          MaterializedView.COLLATED_COLUMNS,
           io.floe.mv.ExpectationsParser.PROPERTY,
           io.floe.spark.pipeline.PipelineRun.PIPELINE,
           io.floe.spark.pipeline.PipelineRun.DEFINITION_HASH,

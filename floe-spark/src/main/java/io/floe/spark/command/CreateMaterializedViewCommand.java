@@ -7,6 +7,7 @@ import io.floe.mv.ExpectationsParser;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshPolicy;
 import io.floe.spark.ivm.DefinitionShape;
+import io.floe.spark.ivm.HiddenKeys;
 import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.DefinitionValidator;
 import io.floe.spark.mv.MaterializedView;
@@ -47,6 +48,7 @@ import org.apache.spark.sql.types.StructType;
  * statement ends with {@code WITH NO DATA}.
  */
 public final class CreateMaterializedViewCommand extends FloeCommand<CreateMaterializedView> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CreateMaterializedViewCommand.class);
   /** Spark's view property for the query's own column names (Iceberg's SparkView reads it). */
 
 
@@ -183,10 +185,22 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     }
     StructType viewSchema = applyColumnList(name, schema);
     checkExpectations(spark, name, pinned, viewSchema);
+    HiddenKeys hiddenKeys = HiddenKeys.none();
+    List<StructField> hiddenKeyFields = List.of();
+    Optional<KeptKeys> kept = keepUnselectedKeys(spark, pinning, parsed, pinned, shape, defaultCatalog, defaultNamespace);
+    if (kept.isPresent()) {
+      hiddenKeys = kept.get().keys();
+      hiddenKeyFields = kept.get().fields();
+      shape = kept.get().shape();
+    }
     StorageLayout layout = chooseLayout(name, shape);
+    if (layout != StorageLayout.ROWS) {
+      hiddenKeys = HiddenKeys.none();
+      hiddenKeyFields = List.of();
+    }
 
     ResolvedName storage = name.sibling(name.name() + MaterializedViewProperties.STORAGE_TABLE_SUFFIX);
-    StructType storageSchema = withHiddenColumns(name, viewSchema, layout, shape);
+    StructType storageSchema = withHiddenColumns(name, viewSchema, hiddenKeyFields, layout, shape);
     boolean keepStorage = false;
     Optional<ReplacedView> replaced = Optional.empty();
     if (existing.isPresent()) {
@@ -208,6 +222,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
         createStorageTable(spark, name, storage, storageSchema);
       }
       Map<String, String> properties = viewProperties(spark, storage, schema, viewSchema, pinned, fixedReads, layout);
+      if (!hiddenKeys.isEmpty()) {
+        properties.put(HiddenKeys.PROPERTY, hiddenKeys.toProperty());
+      }
       org.apache.iceberg.view.View view =
           views
               .buildView(name.identifier())
@@ -414,8 +431,68 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     return shape.layout();
   }
 
+  /** The hidden key columns a keyed definition that does not select its key keeps, and its shape with them. */
+  private record KeptKeys(HiddenKeys keys, List<StructField> fields, DefinitionShape shape) {}
+
+  /**
+   * For a definition that is not incremental because it does not select the key of its keyed
+   * operator (the join key of an outer join, say): the key columns to keep hidden in its storage,
+   * when the definition with them appended is keyed ({@link HiddenKeys}). Empty for any other
+   * definition, and for views refreshed in full or judged by expectations.
+   */
+  private Optional<KeptKeys> keepUnselectedKeys(
+      SparkSession spark,
+      SourcePinning pinning,
+      LogicalPlan parsed,
+      PinnedDefinition pinned,
+      DefinitionShape shape,
+      String defaultCatalog,
+      List<String> defaultNamespace) {
+    if (shape.kind() != DefinitionShape.Kind.NOT_INCREMENTAL
+        || statement().refreshPolicy().orElse(RefreshPolicy.AUTO) == RefreshPolicy.FULL
+        || !statement().expectations().isEmpty()) {
+      return Optional.empty();
+    }
+    Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
+    Optional<HiddenKeys> proposed = HiddenKeys.propose(pinned.parsed(), rows.queryExecution().analyzed());
+    if (proposed.isEmpty()) {
+      return Optional.empty();
+    }
+    StructType augmentedSchema;
+    DefinitionShape augmentedShape;
+    try {
+      PinnedDefinition augmented = pinning.pin(proposed.get().appendTo(parsed), defaultCatalog, defaultNamespace);
+      Dataset<org.apache.spark.sql.Row> augmentedRows = Dataset.ofRows(spark, augmented.plan());
+      augmentedSchema = augmentedRows.schema();
+      augmentedShape = DefinitionShape.of(augmented.parsed(), augmentedRows.queryExecution().analyzed());
+    } catch (Exception e) { // AnalysisException is thrown undeclared; the definition stays as it is
+      LOG.debug("No hidden key columns for {}: {}", statement().name(), e.getMessage());
+      return Optional.empty();
+    }
+    StructField[] before = rows.schema().fields();
+    StructField[] after = augmentedSchema.fields();
+    List<String> hidden = proposed.get().columns();
+    if (augmentedShape.kind() != DefinitionShape.Kind.KEYED || after.length != before.length + hidden.size()) {
+      return Optional.empty();
+    }
+    for (int i = 0; i < before.length; i++) {
+      if (!before[i].name().equals(after[i].name()) || !before[i].dataType().sameType(after[i].dataType())) {
+        return Optional.empty();
+      }
+    }
+    List<StructField> fields = new ArrayList<>();
+    for (int i = 0; i < hidden.size(); i++) {
+      StructField field = after[before.length + i];
+      if (!field.name().equals(hidden.get(i))) {
+        return Optional.empty();
+      }
+      fields.add(new StructField(field.name(), field.dataType(), true, org.apache.spark.sql.types.Metadata.empty()));
+    }
+    return Optional.of(new KeptKeys(proposed.get(), fields, augmentedShape));
+  }
+
   private static StructType withHiddenColumns(
-      ResolvedName name, StructType viewSchema, StorageLayout layout, DefinitionShape shape) {
+      ResolvedName name, StructType viewSchema, List<StructField> hiddenKeys, StorageLayout layout, DefinitionShape shape) {
     for (StructField field : viewSchema.fields()) {
       if (StorageLayout.isHidden(field.name())) {
         throw new FloeException(
@@ -426,6 +503,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     StructType storage = viewSchema;
     if (layout != shape.layout()) {
       return storage;
+    }
+    for (StructField key : hiddenKeys) {
+      storage = storage.add(key);
     }
     for (StructField hidden : shape.hiddenFields()) {
       storage = storage.add(hidden);

@@ -579,7 +579,7 @@ public final class IncrementalRefresh {
   // LINEAR: consolidated rows with weights, keyed by a hash of their values.
 
   private static Dataset<Row> linearChange(MaterializedView mv, Dataset<Row> inserted, Dataset<Row> deleted) {
-    List<String> view = mv.viewColumns();
+    List<String> view = mv.rowColumns();
     Dataset<Row> change =
         inserted.withColumn(WEIGHT, lit(1L))
             .unionByName(deleted.withColumn(WEIGHT, lit(-1L)))
@@ -654,7 +654,8 @@ public final class IncrementalRefresh {
 
   private static StorageMerge linearMerge(
       MaterializedView mv, String changes, StructType changeSchema, Optional<Set<Long>> changedKeys, Optional<String> bounds) {
-    List<String> view = mv.viewColumns();
+    // The stored row: the view's columns and the hidden key columns, all matched by the row key.
+    List<String> view = mv.rowColumns();
     String count = StorageLayout.quote(StorageLayout.COUNT);
     String key = StorageLayout.quote(StorageLayout.KEY);
     String weight = StorageLayout.quote(WEIGHT);
@@ -1141,7 +1142,7 @@ public final class IncrementalRefresh {
 
   /** A computed change of a {@link StorageLayout#ROWS} storage as feed rows: its weight as the multiplicity. */
   private static Dataset<Row> feedRows(MaterializedView mv, Dataset<Row> change) {
-    List<Column> columns = new ArrayList<>(List.of(StorageLayout.columns(mv.viewColumns())));
+    List<Column> columns = new ArrayList<>(List.of(StorageLayout.columns(mv.rowColumns())));
     columns.add(col(WEIGHT).as(StorageLayout.COUNT));
     columns.add(col(StorageLayout.quote(StorageLayout.KEY)));
     columns.add(col(StorageLayout.quote(StorageLayout.KEY2)));

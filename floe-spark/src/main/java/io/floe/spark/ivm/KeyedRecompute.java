@@ -71,7 +71,8 @@ final class KeyedRecompute {
       List<Dataset<Row>> zsets,
       Map<String, Long> rowsRead,
       ExpectationCheck check) {
-    List<String> view = mv.viewColumns();
+    // The stored row's columns: the view's, then the hidden key columns the definition appends.
+    List<String> view = mv.rowColumns();
     Dataset<Row> definition = org.apache.spark.sql.classic.Dataset.ofRows(spark, pinned.plan());
     Dataset<Row> fresh = definition.toDF(view.toArray(new String[0]));
     List<Dataset<Row>> touched = new ArrayList<>();

@@ -129,6 +129,31 @@ public final class MaterializedView {
   }
 
   /**
+   * The key columns the storage keeps for the refresh beside the view's columns ({@link
+   * io.floe.spark.ivm.HiddenKeys}); none for most views.
+   */
+  public io.floe.spark.ivm.HiddenKeys hiddenKeys() {
+    String property = view.properties().get(io.floe.spark.ivm.HiddenKeys.PROPERTY);
+    try {
+      return io.floe.spark.ivm.HiddenKeys.parse(property);
+    } catch (RuntimeException e) {
+      throw new FloeException(
+          "Materialized view " + name + " has an unreadable " + io.floe.spark.ivm.HiddenKeys.PROPERTY + " property '"
+              + property + "': " + io.floe.ErrorMessages.firstLine(e.getMessage()), e);
+    }
+  }
+
+  /**
+   * The columns of a stored row as the refresh computes it: the view's columns, then its hidden
+   * key columns ({@link #hiddenKeys()}).
+   */
+  public List<String> rowColumns() {
+    List<String> columns = viewColumns();
+    columns.addAll(hiddenKeys().columns());
+    return columns;
+  }
+
+  /**
    * The view columns whose type carries a string collation (see {@link #COLLATED_COLUMNS}), by
    * name, with that type; empty for most views.
    */

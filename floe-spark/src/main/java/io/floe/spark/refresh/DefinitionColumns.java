@@ -33,11 +33,23 @@ public final class DefinitionColumns {
    * @throws FloeException naming the view and the column, when the definition lacks one of them
    */
   public static Optional<List<String>> projection(MaterializedView mv, List<String> given) {
-    List<String> viewColumns = mv.viewColumns();
+    return projection(mv, given, List.of());
+  }
+
+  /**
+   * As {@link #projection(MaterializedView, List)}, for a definition whose select list ends with
+   * the hidden key columns {@code hidden} ({@link io.floe.spark.ivm.HiddenKeys}), which it keeps
+   * after the view's columns.
+   */
+  public static Optional<List<String>> projection(MaterializedView mv, List<String> given, List<String> hidden) {
+    List<String> viewColumns = new ArrayList<>(mv.viewColumns());
+    viewColumns.addAll(hidden);
     // Views that do not record the names (or whose names do not name one column each) are read by
     // position while the number of columns is the view's, and by the view's names once it is not.
-    List<String> named = mv.queryColumns().orElse(viewColumns);
-    if (given.size() == named.size() && (named == viewColumns || equalIgnoringCase(given, named))) {
+    boolean byPosition = mv.queryColumns().isEmpty();
+    List<String> named = new ArrayList<>(mv.queryColumns().orElse(mv.viewColumns()));
+    named.addAll(hidden);
+    if (given.size() == named.size() && (byPosition || equalIgnoringCase(given, named))) {
       return Optional.empty();
     }
     Set<String> givenLowerCase = given.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());

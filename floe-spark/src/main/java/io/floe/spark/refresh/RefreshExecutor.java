@@ -244,7 +244,7 @@ public final class RefreshExecutor {
     List<SourceState> before = recorded.map(RefreshState::sourceStates).orElse(List.of());
 
     PinnedDefinition pinned =
-        pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), notBehind(mv, prePinned, before));
+        pinning.pin(definitionOf(mv), mv.defaultCatalog(), mv.defaultNamespace(), notBehind(mv, prePinned, before));
     List<SourceState> after = pinned.sourceStates();
 
     if (!full
@@ -307,7 +307,7 @@ public final class RefreshExecutor {
       }
     }
     ExpectationCheck check = new ExpectationCheck(mv);
-    Dataset<Row> viewRows = definition.toDF(mv.viewColumns().toArray(new String[0]));
+    Dataset<Row> viewRows = viewRows(mv, definition);
     List<ExpectationResult> expectationCounts = check.evaluate(viewRows);
     Dataset<Row> computed = storageRows(mv, storage, shape, pinned, definition);
     org.apache.spark.sql.Dataset<Row> rows = check.dropsRows() ? check.keepPassing(computed) : computed;
@@ -596,7 +596,9 @@ public final class RefreshExecutor {
         }
         return "GROUP BY over one source (" + String.join(", ", parts) + ")";
       case KEYED:
-        return shape.keyed().orElseThrow().describe(mv.viewColumns());
+        List<String> named = new ArrayList<>(mv.viewColumns());
+        named.addAll(mv.hiddenKeys().described());
+        return shape.keyed().orElseThrow().describe(named);
       default:
         return "not incremental: " + shape.reason();
     }
@@ -701,8 +703,9 @@ public final class RefreshExecutor {
     switch (mv.layout()) {
       case ROWS:
         addMissingRowKeyColumns(mv, storage);
-        Dataset<Row> rows = definition.toDF(viewColumns);
-        Column[] columns = mv.viewColumns().stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
+        List<String> rowColumns = mv.rowColumns();
+        Dataset<Row> rows = definition.toDF(rowColumns.toArray(new String[0]));
+        Column[] columns = rowColumns.stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
         // Ranges of the clustering column, one per task and file; the aggregate below needs no
         // other shuffle, since equal rows fall in one range.
         Optional<String> clustering = StorageLayout.clusteringColumn(rows.schema());
@@ -711,7 +714,7 @@ public final class RefreshExecutor {
                 ? rows
                 : (Dataset<Row>) rows.repartitionByRange(clusteredFiles(pinned), functions.col(StorageLayout.quote(clustering.get())));
         return (Dataset<Row>) StorageLayout.withRowKey(
-            clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT)), mv.viewColumns());
+            clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT)), rowColumns);
       case GROUPS:
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
@@ -723,7 +726,7 @@ public final class RefreshExecutor {
           throw new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
         }
       default:
-        return definition.toDF(viewColumns);
+        return viewRows(mv, definition);
     }
   }
 
@@ -804,8 +807,35 @@ public final class RefreshExecutor {
 
   /** Pins the sources of {@code mv}'s definition, read as the view's columns (see {@link DefinitionColumns}). */
   private PinnedDefinition pin(MaterializedView mv, Map<String, Source> prePinned) {
-    PinnedDefinition pinned = pinning.pin(pinning.parse(mv.query()), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
+    PinnedDefinition pinned = pinning.pin(definitionOf(mv), mv.defaultCatalog(), mv.defaultNamespace(), prePinned);
     return asViewColumns(mv, pinned, analyzeDefinition(mv, pinned));
+  }
+
+  /**
+   * The parsed definition the refresh computes: the view's query with the hidden key columns the
+   * storage keeps appended to its select list ({@link io.floe.spark.ivm.HiddenKeys}).
+   */
+  private LogicalPlan definitionOf(MaterializedView mv) {
+    LogicalPlan parsed = pinning.parse(mv.query());
+    try {
+      return mv.hiddenKeys().appendTo(parsed);
+    } catch (IllegalArgumentException e) {
+      throw new FloeException("Cannot refresh " + mv + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The view's rows of a computed definition: its columns as the view's, without hidden key columns. */
+  private static Dataset<Row> viewRows(MaterializedView mv, Dataset<Row> definition) {
+    List<String> view = mv.viewColumns();
+    Dataset<Row> rows = definition;
+    if (definition.columns().length > view.size()) {
+      Column[] kept = new Column[view.size()];
+      for (int i = 0; i < kept.length; i++) {
+        kept[i] = definition.col(StorageLayout.quote(definition.columns()[i]));
+      }
+      rows = definition.select(kept);
+    }
+    return rows.toDF(view.toArray(new String[0]));
   }
 
   /**
@@ -815,7 +845,7 @@ public final class RefreshExecutor {
   private static PinnedDefinition asViewColumns(MaterializedView mv, PinnedDefinition pinned, Dataset<Row> analyzed) {
     Optional<List<String>> columns;
     try {
-      columns = DefinitionColumns.projection(mv, List.of(analyzed.columns()));
+      columns = DefinitionColumns.projection(mv, List.of(analyzed.columns()), mv.hiddenKeys().columns());
     } catch (FloeException e) {
       throw new FloeException(
           "Cannot refresh " + e.getMessage() + "; the view keeps its rows. Define it again with CREATE OR REPLACE"

@@ -163,10 +163,11 @@ final class DefinitionGenerator {
   /**
    * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
    * ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
-   * and UNION ALL reading one table twice included, except a window without a selected PARTITION BY and an outer join
-   * without a selected equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
-   * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries; and aggregates without GROUP BY with SUM(DISTINCT),
-   * NOT IN and scalar subqueries, or an unselected GROUP BY key (refreshed in full).
+   * and UNION ALL reading one table twice included, except a window without PARTITION BY and an outer join
+   * without an equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
+   * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries, keyed definitions that do not select
+   * their key; and aggregates without GROUP BY with SUM(DISTINCT), NOT IN and scalar subqueries, or a
+   * GROUP BY without HAVING whose key is not selected (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -251,10 +252,58 @@ final class DefinitionGenerator {
       case 6:
         return subquery(t, one);
       default:
+        if (random.nextInt(3) > 0) {
+          return hiddenKey(t, one);
+        }
         return new OracleDefinition(
             OracleShape.UNSELECTED_GROUP_KEY,
             "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1",
             one);
+    }
+  }
+
+  /**
+   * A keyed definition that does not select its key: an outer join's key, a HAVING's group, a
+   * window's partition, the column an IN or EXISTS subquery matches. The storage keeps the key in
+   * a hidden column, so these are incremental too.
+   */
+  private OracleDefinition hiddenKey(String t, List<String> one) {
+    List<String> both = List.of("t1", "t2");
+    switch (random.nextInt(6)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT a.id, a.v, b.s AS b_s FROM {t1} a LEFT JOIN {t2} b ON "
+                + (random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2")
+                + (random.nextBoolean() ? " WHERE b.s IS NULL OR a.k2 > 0" : ""),
+            both);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT a.id, b.id AS b_id, coalesce(a.v, b.v) AS v FROM {t1} a FULL JOIN {t2} b ON a.k1 = b.k1",
+            both);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + optionalWhere(3) + " GROUP BY k1 HAVING COUNT(*) > 1",
+            one);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT id, v FROM (SELECT id, v, row_number() OVER (PARTITION BY k1 ORDER BY v DESC, id, s) AS rn FROM "
+                + t + optionalWhere(2) + ") WHERE rn <= 2",
+            one);
+      case 4:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT id, v FROM {t1} WHERE k1 IN (SELECT k1 FROM {t2}" + optionalWhere(2) + ")",
+            both);
+      default:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT a.id, a.s FROM {t1} a WHERE EXISTS (SELECT 1 FROM {t2} b WHERE b.k1 = a.k1"
+                + (random.nextBoolean() ? " AND b.v > a.v" : "") + ")",
+            both);
     }
   }
 
@@ -347,7 +396,7 @@ final class DefinitionGenerator {
             one);
       case 3:
         return new OracleDefinition(
-            OracleShape.WINDOW_UNKEYED,
+            OracleShape.HIDDEN_KEY,
             "SELECT id, k2, d, COUNT(*) OVER (PARTITION BY k1, k2) AS n FROM " + t + optionalWhere(2),
             one);
       case 4:
@@ -406,7 +455,7 @@ final class DefinitionGenerator {
             both);
       case 4:
         return new OracleDefinition(
-            OracleShape.OUTER_JOIN_UNKEYED,
+            OracleShape.HIDDEN_KEY,
             "SELECT a.id, b.id AS b_id, b.k1 AS b_k1 FROM {t1} a LEFT JOIN {t2} b ON a.k1 = b.k1",
             both);
       default:

@@ -46,11 +46,12 @@ import org.junit.jupiter.api.TestFactory;
  * or two keys or key expressions, COUNT, SUM, AVG, MIN, MAX, COUNT(DISTINCT), a WHERE) and two
  * rotating ones (two of: inner join, UNION ALL of two tables (now and then through a common table
  * expression) or of one table twice, DISTINCT, INTERSECT or EXCEPT (ALL or not) of two tables or
- * of one table twice, window functions with or without a selected PARTITION BY, HAVING (now and then over a common
+ * of one table twice, window functions with or without PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
- * with or without a selected equi-join key, global aggregate, IN, EXISTS or NOT EXISTS subquery
+ * with or without an equi-join key, global aggregate, IN, EXISTS or NOT EXISTS subquery
  * on a selected key (of the other table or of the same one), NOT IN or scalar subquery, GROUP BY
- * with an unselected key;
+ * with an unselected key, and outer joins, HAVING, windows, IN and EXISTS whose key the view does
+ * not select (kept in hidden storage columns);
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
  * upstream's change feed or storage files; the upstream's storage is compacted now and then; and
@@ -63,9 +64,9 @@ import org.junit.jupiter.api.TestFactory;
  * <ul>
  *   <li>the refresh type is NO_CHANGE when none of the view's sources moved since its last
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
- *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows partitioned by
- *       selected columns, HAVING, outer joins on a selected equi-join key, IN and EXISTS
- *       subqueries on a selected key) and FULL, with a
+ *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows with
+ *       PARTITION BY, HAVING, outer joins on an equi-join key, IN and EXISTS
+ *       subqueries, selected keys or hidden ones) and FULL, with a
  *       reason, for the others;
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at

@@ -19,6 +19,7 @@ enum OracleShape {
   GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(true),
   SUBQUERY_UNKEYED(false),
+  HIDDEN_KEY(true),
   UNSELECTED_GROUP_KEY(false);
 
   private final boolean incremental;

@@ -1,0 +1,119 @@
+package io.floe.spark.ivm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.floe.spark.SameRows;
+import io.floe.spark.SharedSpark;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keyed definitions that do not select their key (an outer join's key, a HAVING's group, a window's
+ * partition, an IN or EXISTS subquery's matched column) keep it in a hidden storage column and
+ * refresh incrementally; readers never see the column.
+ */
+class HiddenKeysTest {
+  private static final String MOR =
+      "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'";
+
+  private static final String[][] VIEWS = {
+    {"enriched", "SELECT o.id, o.amount, c.segment FROM orders o LEFT JOIN customers c ON o.cust = c.cust"},
+    {"matched", "SELECT o.id, c.segment, coalesce(o.amount, 0) AS amount FROM orders o FULL JOIN customers c ON o.cust = c.cust"},
+    {"biggest", "SELECT id, amount FROM (SELECT *, row_number() OVER (PARTITION BY cust ORDER BY amount DESC, id) AS rn"
+        + " FROM orders) WHERE rn = 1"},
+    {"busy", "SELECT SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY cust HAVING COUNT(*) > 1"},
+    {"gold_orders", "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM customers WHERE segment = 'gold')"},
+    {"known", "SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE c.cust = o.cust)"},
+    {"through_cte", "WITH big AS (SELECT * FROM orders WHERE amount > 1) SELECT big.id, c.segment FROM big FULL JOIN customers c"
+        + " ON big.cust = c.cust"},
+  };
+
+  private SparkSession spark;
+
+  @Test
+  void keyedViewsThatDoNotSelectTheirKeyRefreshIncrementally() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("hiddenkeys");
+    spark.sql("CREATE TABLE orders (id INT, cust INT, amount DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE customers (cust INT, segment STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO orders VALUES (1, 10, 5.00), (2, 10, 7.00), (3, 20, 1.00), (4, NULL, 2.00), (5, 30, 3.00), (5, 30, 3.00)");
+    spark.sql("INSERT INTO customers VALUES (10, 'gold'), (20, 'silver'), (40, 'gold'), (NULL, 'void')");
+    for (String[] view : VIEWS) {
+      // REFRESH POLICY INCREMENTAL refuses a definition that cannot be incremental.
+      spark.sql("CREATE MATERIALIZED VIEW " + view[0] + " REFRESH POLICY INCREMENTAL AS " + view[1]);
+      assertMatches(view[0], view[1]);
+    }
+    spark.sql("CREATE MATERIALIZED VIEW segment_totals AS SELECT segment, COUNT(*) AS n, SUM(amount) AS total FROM enriched GROUP BY segment");
+
+    // Readers see the view's columns only; EXPLAIN names the column the storage keeps.
+    assertThat(spark.sql("SELECT * FROM enriched").columns()).containsExactly("id", "amount", "segment");
+    assertThat(describedColumns("enriched")).containsExactly("id", "amount", "segment");
+    assertThat(ExplainedRefresh.detail(spark, "enriched", "definition"))
+        .isEqualTo("outer join, recomputed by join key (coalesce(o.cust (hidden), c.cust (hidden)))");
+    assertThat(ExplainedRefresh.detail(spark, "busy", "definition")).isEqualTo("GROUP BY with HAVING, recomputed by group (cust (hidden))");
+    assertThat(spark.sql("SHOW CREATE TABLE enriched").first().getString(0))
+        .doesNotContain("__floe").contains(VIEWS[0][1]);
+
+    // Customers change segment, arrive and leave; orders move between customers and to NULL.
+    spark.sql("INSERT INTO customers VALUES (30, 'gold')");
+    spark.sql("UPDATE customers SET segment = 'bronze' WHERE cust = 10");
+    spark.sql("DELETE FROM customers WHERE cust = 20");
+    spark.sql("INSERT INTO orders VALUES (6, 40, 9.00), (7, 20, 4.00)");
+    spark.sql("UPDATE orders SET cust = NULL WHERE id = 1");
+    spark.sql("DELETE FROM orders WHERE id = 3");
+    assertEachRefreshedIncrementally();
+
+    // A MERGE touching both tables, then a source row that deletes a whole key.
+    spark.sql("MERGE INTO orders t USING (SELECT 2 AS id, 40 AS cust, 8.00 AS amount UNION ALL SELECT 8, 10, 1.00) s"
+        + " ON t.id = s.id WHEN MATCHED THEN UPDATE SET cust = s.cust, amount = s.amount WHEN NOT MATCHED THEN INSERT *");
+    spark.sql("DELETE FROM customers WHERE cust = 30");
+    spark.sql("DELETE FROM orders WHERE cust = 30");
+    assertEachRefreshedIncrementally();
+
+    Row downstream = spark.sql("REFRESH MATERIALIZED VIEW segment_totals").first();
+    assertThat(downstream.getString(1)).as("refresh of a view over one with hidden keys: %s", downstream.getString(2))
+        .isEqualTo("INCREMENTAL");
+    assertMatches("segment_totals", "SELECT segment, COUNT(*) AS n, SUM(amount) AS total FROM (" + VIEWS[0][1] + ") GROUP BY segment");
+
+    // Floe keeps the hidden keys itself.
+    assertThatThrownBy(() -> spark.sql("ALTER MATERIALIZED VIEW enriched SET TBLPROPERTIES ('floe.hidden-keys' = 'id')"))
+        .hasMessageContaining("floe.hidden-keys");
+
+    // Replaced by a definition that selects its key, the view keeps no hidden column.
+    String selected = "SELECT o.id, o.cust, o.amount, c.segment FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
+    spark.sql("CREATE OR REPLACE MATERIALIZED VIEW enriched AS " + selected);
+    assertThat(spark.sql("SHOW TBLPROPERTIES enriched").collectAsList().stream().map(r -> r.getString(0)))
+        .doesNotContain("floe.hidden-keys");
+    assertThat(ExplainedRefresh.detail(spark, "enriched", "definition")).isEqualTo("outer join, recomputed by join key (cust)");
+    spark.sql("INSERT INTO orders VALUES (9, 10, 2.50)");
+    assertRefreshedIncrementally("enriched", selected);
+  }
+
+  private void assertEachRefreshedIncrementally() {
+    for (String[] view : VIEWS) {
+      assertRefreshedIncrementally(view[0], view[1]);
+    }
+  }
+
+  private void assertRefreshedIncrementally(String mv, String query) {
+    Row result = spark.sql("REFRESH MATERIALIZED VIEW " + mv).first();
+    assertThat(result.getString(1)).as("refresh type of %s: %s", mv, result.getString(2)).isEqualTo("INCREMENTAL");
+    assertMatches(mv, query);
+  }
+
+  private void assertMatches(String mv, String query) {
+    SameRows.assertSameRows(mv, spark.sql("SELECT * FROM " + mv), spark.sql(query));
+    assertThat(spark.sql("SELECT * FROM " + mv).count()).as("rows of %s", mv).isPositive();
+  }
+
+  private List<String> describedColumns(String mv) {
+    return spark.sql("DESCRIBE " + mv).collectAsList().stream()
+        .map(r -> r.getString(0))
+        .takeWhile(name -> !name.isEmpty() && !name.startsWith("#"))
+        .collect(Collectors.toList());
+  }
+}
