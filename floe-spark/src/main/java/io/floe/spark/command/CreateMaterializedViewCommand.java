@@ -194,7 +194,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       shape = kept.get().shape();
     }
     StorageLayout layout = chooseLayout(name, shape);
-    if (layout != StorageLayout.ROWS) {
+    if (layout == StorageLayout.PLAIN) {
       hiddenKeys = HiddenKeys.none();
       hiddenKeyFields = List.of();
     }
@@ -435,9 +435,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
   private record KeptKeys(HiddenKeys keys, List<StructField> fields, DefinitionShape shape) {}
 
   /**
-   * For a definition that is not incremental because it does not select the key of its keyed
-   * operator (the join key of an outer join, say): the key columns to keep hidden in its storage,
-   * when the definition with them appended is keyed ({@link HiddenKeys}). Empty for any other
+   * For a definition that is not incremental because it does not select its key (the join key of
+   * an outer join, the grouping columns of an aggregate): the key columns to keep hidden in its
+   * storage, when the definition with them appended is keyed or an aggregate ({@link HiddenKeys}). Empty for any other
    * definition, and for views refreshed in full or judged by expectations.
    */
   private Optional<KeptKeys> keepUnselectedKeys(
@@ -472,7 +472,9 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     StructField[] before = rows.schema().fields();
     StructField[] after = augmentedSchema.fields();
     List<String> hidden = proposed.get().columns();
-    if (augmentedShape.kind() != DefinitionShape.Kind.KEYED || after.length != before.length + hidden.size()) {
+    boolean incremental =
+        augmentedShape.kind() == DefinitionShape.Kind.KEYED || augmentedShape.kind() == DefinitionShape.Kind.AGGREGATE;
+    if (!incremental || after.length != before.length + hidden.size()) {
       return Optional.empty();
     }
     for (int i = 0; i < before.length; i++) {

@@ -86,11 +86,18 @@ public final class HiddenKeys {
     return names;
   }
 
-  /** The hidden columns as EXPLAIN names them: the column each keeps, marked hidden. */
+  /**
+   * The hidden columns as EXPLAIN names them: the column each keeps, by its table's last name
+   * part or alias, marked hidden.
+   */
   public List<String> described() {
     List<String> names = new ArrayList<>();
     for (NamedExpression item : items) {
       Expression value = item instanceof Alias alias ? alias.child() : (Expression) (Object) item;
+      if (value instanceof UnresolvedAttribute attribute && attribute.nameParts().size() > 2) {
+        List<String> parts = Scala.list(attribute.nameParts());
+        value = new UnresolvedAttribute(Scala.seq(parts.subList(parts.size() - 2, parts.size())));
+      }
       names.add(value.sql() + " (hidden)");
     }
     return names;
@@ -184,7 +191,7 @@ public final class HiddenKeys {
     }
     List<NamedExpression> items = new ArrayList<>();
     for (Attribute attribute : wanted.values()) {
-      List<String> nameParts = shortestName(attribute, scope);
+      List<String> nameParts = qualifiedName(attribute, scope);
       items.add(new Alias(
           new UnresolvedAttribute(Scala.seq(nameParts)), PREFIX + items.size(),
           NamedExpression.newExprId(), Scala.seq(), Scala.none(), Scala.seq()));
@@ -193,27 +200,28 @@ public final class HiddenKeys {
   }
 
   /**
-   * The shortest name that tells {@code attribute} apart in {@code scope}: its own name, or that
-   * qualified by a suffix of its qualifier ({@code orders.cust}, then {@code shop.orders.cust}),
-   * as Spark resolves a qualified name. The name is kept with the view, so it should not name the
-   * catalog or namespace when the definition did not.
+   * The name of {@code attribute} qualified by the shortest suffix of its qualifier that tells it
+   * apart in {@code scope}, at least the table's name or alias ({@code o.cust}, {@code
+   * orders.cust}, then {@code shop.orders.cust}): the view keeps the name, and an unqualified one
+   * would become ambiguous when another source gains a column of that name. The refresh reads a
+   * changed source under its table's name, so a longer qualifier than needed would not resolve.
    */
-  private static List<String> shortestName(Attribute attribute, List<Attribute> scope) {
+  private static List<String> qualifiedName(Attribute attribute, List<Attribute> scope) {
     List<String> qualifier = Scala.list(attribute.qualifier());
-    for (int parts = 0; parts < qualifier.size(); parts++) {
-      List<String> suffix = qualifier.subList(qualifier.size() - parts, qualifier.size());
-      long matching = scope.stream()
-          .filter(a -> a.name().equalsIgnoreCase(attribute.name()) && endsWith(Scala.list(a.qualifier()), suffix))
-          .count();
-      if (matching == 1) {
-        List<String> name = new ArrayList<>(suffix);
-        name.add(attribute.name());
-        return name;
-      }
+    int parts = Math.min(1, qualifier.size());
+    while (parts < qualifier.size() && !tellsApart(attribute, qualifier.subList(qualifier.size() - parts, qualifier.size()), scope)) {
+      parts++;
     }
-    List<String> name = new ArrayList<>(qualifier);
+    List<String> name = new ArrayList<>(qualifier.subList(qualifier.size() - parts, qualifier.size()));
     name.add(attribute.name());
     return name;
+  }
+
+  /** Whether {@code attribute}'s name qualified by {@code suffix} names one attribute of {@code scope}. */
+  private static boolean tellsApart(Attribute attribute, List<String> suffix, List<Attribute> scope) {
+    return scope.stream()
+        .filter(a -> a.name().equalsIgnoreCase(attribute.name()) && endsWith(Scala.list(a.qualifier()), suffix))
+        .count() == 1;
   }
 
   private static boolean endsWith(List<String> qualifier, List<String> suffix) {

@@ -568,7 +568,7 @@ public final class IncrementalRefresh {
    * storage table created before Floe kept a hidden column has it appended).
    */
   private static List<String> groupColumns(MaterializedView mv, DefinitionShape shape) {
-    List<String> columns = new ArrayList<>(mv.viewColumns());
+    List<String> columns = new ArrayList<>(mv.rowColumns());
     shape.hiddenFields().stream()
         .map(StructField::name)
         .filter(c -> !StorageLayout.isDistinctState(c))
@@ -702,7 +702,7 @@ public final class IncrementalRefresh {
       List<String> keys,
       Dataset<Row> affected,
       Map<String, Long> rowsRead) {
-    List<String> view = mv.viewColumns();
+    List<String> view = mv.rowColumns();
     List<String> storageColumns = storageColumnsWithout(mv, StorageLayout.KEY);
 
     if (shape.recomputesGroups()) {
@@ -868,7 +868,7 @@ public final class IncrementalRefresh {
   }
 
   static List<String> groupKeys(MaterializedView mv, DefinitionShape shape) {
-    List<String> view = mv.viewColumns();
+    List<String> view = mv.rowColumns();
     return shape.keyPositions().stream().map(view::get).collect(Collectors.toList());
   }
 
@@ -920,7 +920,7 @@ public final class IncrementalRefresh {
     }
     Column entries = lit(0L);
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-      entries = entries.plus(coalesce(col(StorageLayout.quote(mv.viewColumns().get(column.position()))), lit(0L)));
+      entries = entries.plus(coalesce(col(StorageLayout.quote(mv.rowColumns().get(column.position()))), lit(0L)));
     }
     // Plain columns only: the scan skips the maps.
     Row total = storedGroups(mv, readSnapshot, affected, keys).agg(sum(entries)).first();
@@ -1015,7 +1015,7 @@ public final class IncrementalRefresh {
       Dataset<Row> counts =
           restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
       rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
-      String counted = mv.viewColumns().get(column.position());
+      String counted = mv.rowColumns().get(column.position());
       rows = rows.withColumn(counted, size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
     }
     return rows;
@@ -1029,7 +1029,7 @@ public final class IncrementalRefresh {
 
   /** One row per group: its counter columns summed, its MIN and MAX columns reduced alike. */
   private static Dataset<Row> collapse(Dataset<Row> partials, List<String> keys, MaterializedView mv, DefinitionShape shape) {
-    List<String> view = mv.viewColumns();
+    List<String> view = mv.rowColumns();
     List<Column> sums = new ArrayList<>();
     for (String column : partials.columns()) {
       if (!keys.contains(column)) {

@@ -589,7 +589,8 @@ public final class RefreshExecutor {
       case LINEAR:
         return "filters and projections over one source (linear)";
       case AGGREGATE:
-        List<String> columns = mv.viewColumns();
+        List<String> columns = new ArrayList<>(mv.viewColumns());
+        columns.addAll(mv.hiddenKeys().described());
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < columns.size() && i < shape.roles().size(); i++) {
           parts.add(columns.get(i) + ": " + shape.roles().get(i).name().toLowerCase().replace('_', ' '));
@@ -824,18 +825,19 @@ public final class RefreshExecutor {
     }
   }
 
-  /** The view's rows of a computed definition: its columns as the view's, without hidden key columns. */
+  /**
+   * The view's rows of a computed definition: its columns, by position, as the view's, without the
+   * hidden key columns that follow them.
+   */
   private static Dataset<Row> viewRows(MaterializedView mv, Dataset<Row> definition) {
     List<String> view = mv.viewColumns();
-    Dataset<Row> rows = definition;
-    if (definition.columns().length > view.size()) {
-      Column[] kept = new Column[view.size()];
-      for (int i = 0; i < kept.length; i++) {
-        kept[i] = definition.col(StorageLayout.quote(definition.columns()[i]));
-      }
-      rows = definition.select(kept);
+    List<String> row = mv.rowColumns();
+    if (definition.columns().length == view.size() || definition.columns().length != row.size()) {
+      return definition.toDF(view.toArray(new String[0]));
     }
-    return rows.toDF(view.toArray(new String[0]));
+    // Renamed first: the definition's own names may repeat (SELECT o.id, c.id), the row's do not.
+    return definition.toDF(row.toArray(new String[0]))
+        .select(view.stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new));
   }
 
   /**

@@ -12,9 +12,9 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keyed definitions that do not select their key (an outer join's key, a HAVING's group, a window's
- * partition, an IN or EXISTS subquery's matched column) keep it in a hidden storage column and
- * refresh incrementally; readers never see the column.
+ * Keyed definitions and aggregates that do not select their key (an outer join's key, a group, a
+ * window's partition, an IN or EXISTS subquery's matched column) keep it in a hidden storage column
+ * and refresh incrementally; readers never see the column.
  */
 class HiddenKeysTest {
   private static final String MOR =
@@ -28,6 +28,8 @@ class HiddenKeysTest {
     {"busy", "SELECT SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY cust HAVING COUNT(*) > 1"},
     {"gold_orders", "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM customers WHERE segment = 'gold')"},
     {"known", "SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE c.cust = o.cust)"},
+    {"per_customer", "SELECT COUNT(*) AS n, SUM(amount) AS total, COUNT(DISTINCT amount) AS amounts, MAX(amount) AS top"
+        + " FROM orders GROUP BY cust"},
     {"through_cte", "WITH big AS (SELECT * FROM orders WHERE amount > 1) SELECT big.id, c.segment FROM big FULL JOIN customers c"
         + " ON big.cust = c.cust"},
   };
@@ -54,7 +56,9 @@ class HiddenKeysTest {
     assertThat(describedColumns("enriched")).containsExactly("id", "amount", "segment");
     assertThat(ExplainedRefresh.detail(spark, "enriched", "definition"))
         .isEqualTo("outer join, recomputed by join key (coalesce(o.cust (hidden), c.cust (hidden)))");
-    assertThat(ExplainedRefresh.detail(spark, "busy", "definition")).isEqualTo("GROUP BY with HAVING, recomputed by group (cust (hidden))");
+    assertThat(ExplainedRefresh.detail(spark, "busy", "definition")).isEqualTo("GROUP BY with HAVING, recomputed by group (orders.cust (hidden))");
+    assertThat(ExplainedRefresh.detail(spark, "per_customer", "definition")).contains("orders.cust (hidden): key");
+    assertThat(spark.sql("SELECT * FROM per_customer").columns()).containsExactly("n", "total", "amounts", "top");
     assertThat(spark.sql("SHOW CREATE TABLE enriched").first().getString(0))
         .doesNotContain("__floe").contains(VIEWS[0][1]);
 
@@ -91,6 +95,34 @@ class HiddenKeysTest {
     assertThat(ExplainedRefresh.detail(spark, "enriched", "definition")).isEqualTo("outer join, recomputed by join key (cust)");
     spark.sql("INSERT INTO orders VALUES (9, 10, 2.50)");
     assertRefreshedIncrementally("enriched", selected);
+  }
+
+  /**
+   * The hidden key is named as the definition's scope qualifies it, so a source that later gains a
+   * column of the same name leaves it unambiguous; a column list renaming repeated names keeps the
+   * view's columns by position.
+   */
+  @Test
+  void hiddenKeysStayUnambiguousAndRepeatedNamesKeepTheirPositions() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("hiddenkeynames");
+    spark.sql("CREATE TABLE lefts (id INT, lk INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE rights (rk INT, id INT, label STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO lefts VALUES (1, 1), (2, NULL), (3, 2)");
+    spark.sql("INSERT INTO rights VALUES (1, 100, 'a'), (2, 200, 'b')");
+    String labelled = "SELECT l.id, r.label FROM lefts l LEFT JOIN rights r ON l.lk = r.rk";
+    String pairs = "SELECT l.id, r.id FROM lefts l LEFT JOIN rights r ON l.lk = r.rk";
+    spark.sql("CREATE MATERIALIZED VIEW labelled AS " + labelled);
+    spark.sql("CREATE MATERIALIZED VIEW pairs (left_id, right_id) AS " + pairs);
+    assertMatches("labelled", labelled);
+    assertMatches("pairs", pairs);
+    assertThat(spark.sql("SELECT * FROM pairs").columns()).containsExactly("left_id", "right_id");
+
+    spark.sql("ALTER TABLE rights ADD COLUMN lk INT");
+    spark.sql("INSERT INTO lefts VALUES (4, 1)");
+    spark.sql("UPDATE rights SET label = 'c', lk = 9 WHERE rk = 2");
+    assertRefreshedIncrementally("labelled", labelled);
+    assertRefreshedIncrementally("pairs", pairs);
   }
 
   private void assertEachRefreshedIncrementally() {

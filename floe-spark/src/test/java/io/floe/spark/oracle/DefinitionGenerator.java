@@ -165,9 +165,9 @@ final class DefinitionGenerator {
    * ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without PARTITION BY and an outer join
    * without an equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
-   * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries, keyed definitions that do not select
-   * their key; and aggregates without GROUP BY with SUM(DISTINCT), NOT IN and scalar subqueries, or a
-   * GROUP BY without HAVING whose key is not selected (refreshed in full).
+   * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries, keyed definitions and GROUP BY
+   * that do not select their key; and aggregates without GROUP BY with SUM(DISTINCT), NOT IN and
+   * scalar subqueries (refreshed in full).
    */
   OracleDefinition rotatingShape(int kind) {
     String t = "{" + (random.nextBoolean() ? "t1" : "t2") + "}";
@@ -257,7 +257,10 @@ final class DefinitionGenerator {
         }
         return new OracleDefinition(
             OracleShape.UNSELECTED_GROUP_KEY,
-            "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1",
+            random.nextBoolean()
+                ? "SELECT COUNT(*) AS n, SUM(v) AS v_sum FROM " + t + " GROUP BY k1"
+                : "SELECT k2, COUNT(DISTINCT s) AS s_distinct, MIN(v) AS v_min, AVG(d) AS d_avg FROM " + t + optionalWhere(2)
+                    + " GROUP BY k1, k2",
             one);
     }
   }

@@ -49,9 +49,9 @@ import org.junit.jupiter.api.TestFactory;
  * of one table twice, window functions with or without PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
  * with or without an equi-join key, global aggregate, IN, EXISTS or NOT EXISTS subquery
- * on a selected key (of the other table or of the same one), NOT IN or scalar subquery, GROUP BY
- * with an unselected key, and outer joins, HAVING, windows, IN and EXISTS whose key the view does
- * not select (kept in hidden storage columns);
+ * on a selected key (of the other table or of the same one), NOT IN or scalar subquery, and GROUP
+ * BY, outer joins, HAVING, windows, IN and EXISTS whose key the view does not select (kept in
+ * hidden storage columns);
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
  * upstream's change feed or storage files; the upstream's storage is compacted now and then; and

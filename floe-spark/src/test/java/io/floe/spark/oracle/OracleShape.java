@@ -20,7 +20,7 @@ enum OracleShape {
   SUBQUERY(true),
   SUBQUERY_UNKEYED(false),
   HIDDEN_KEY(true),
-  UNSELECTED_GROUP_KEY(false);
+  UNSELECTED_GROUP_KEY(true);
 
   private final boolean incremental;
 
