@@ -167,14 +167,16 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     List<ResolvedName> fixedReads = pinning.fixedReadNames(parsed, defaultCatalog, defaultNamespace);
 
     PinnedDefinition pinned;
+    LogicalPlan analyzed;
     StructType schema;
     DefinitionShape shape;
     try {
       pinned = pinning.pin(statement().query(), defaultCatalog, defaultNamespace);
       Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
-      DefinitionValidator.checkDeterministic(name.toString(), rows.queryExecution().analyzed());
+      analyzed = rows.queryExecution().analyzed();
+      DefinitionValidator.checkDeterministic(name.toString(), analyzed);
       schema = rows.schema();
-      shape = DefinitionShape.of(pinned.parsed(), rows.queryExecution().analyzed());
+      shape = DefinitionShape.of(pinned.parsed(), analyzed);
     } catch (FloeException e) {
       throw new FloeException("Cannot create materialized view " + name + ": " + stripPrefix(e.getMessage()), e);
     } catch (Exception e) {
@@ -187,7 +189,8 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
     checkExpectations(spark, name, pinned, viewSchema);
     HiddenKeys hiddenKeys = HiddenKeys.none();
     List<StructField> hiddenKeyFields = List.of();
-    Optional<KeptKeys> kept = keepUnselectedKeys(spark, pinning, parsed, pinned, shape, defaultCatalog, defaultNamespace);
+    Optional<KeptKeys> kept =
+        keepUnselectedKeys(spark, pinning, parsed, pinned.parsed(), analyzed, shape, defaultCatalog, defaultNamespace);
     if (kept.isPresent()) {
       hiddenKeys = kept.get().keys();
       hiddenKeyFields = kept.get().fields();
@@ -444,7 +447,8 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       SparkSession spark,
       SourcePinning pinning,
       LogicalPlan parsed,
-      PinnedDefinition pinned,
+      LogicalPlan pinnedParsed,
+      LogicalPlan analyzed,
       DefinitionShape shape,
       String defaultCatalog,
       List<String> defaultNamespace) {
@@ -453,8 +457,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
         || !statement().expectations().isEmpty()) {
       return Optional.empty();
     }
-    Dataset<org.apache.spark.sql.Row> rows = Dataset.ofRows(spark, pinned.plan());
-    Optional<HiddenKeys> proposed = HiddenKeys.propose(pinned.parsed(), rows.queryExecution().analyzed());
+    Optional<HiddenKeys> proposed = HiddenKeys.propose(pinnedParsed, analyzed);
     if (proposed.isEmpty()) {
       return Optional.empty();
     }
@@ -469,7 +472,7 @@ public final class CreateMaterializedViewCommand extends FloeCommand<CreateMater
       LOG.debug("No hidden key columns for {}: {}", statement().name(), e.getMessage());
       return Optional.empty();
     }
-    StructField[] before = rows.schema().fields();
+    StructField[] before = analyzed.schema().fields();
     StructField[] after = augmentedSchema.fields();
     List<String> hidden = proposed.get().columns();
     boolean incremental =
