@@ -367,9 +367,11 @@ public final class DefinitionShape {
   /**
    * Why {@code plan} is not filters, projections, generators, inner joins (and outer joins when
    * {@code outerJoins}) and UNION ALL over sources each read once, with no subquery expression
-   * unless {@code subqueries} (whose own plans are not looked at then).
+   * and no semi or anti join unless {@code recomputedByKey}. A plan whose rows of the touched keys
+   * are recomputed whole ({@link KeyedShape}) may hold those and read a source more than once: no
+   * delta rule needs a term per read. The plans of its subqueries are not looked at then.
    */
-  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins, int references, boolean subqueries) {
+  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins, int references, boolean recomputedByKey) {
     List<String> problems = new ArrayList<>();
     List<String> relations = new ArrayList<>();
     plan.foreach(
@@ -380,7 +382,8 @@ public final class DefinitionShape {
           }
           if (node instanceof Join
               && !(((Join) node).joinType() instanceof Inner$)
-              && !(outerJoins && KeyedShape.isOuter(((Join) node).joinType()))) {
+              && !(outerJoins && KeyedShape.isOuter(((Join) node).joinType()))
+              && !(recomputedByKey && KeyedShape.isSemiOrAnti(((Join) node).joinType()))) {
             problems.add(((Join) node).joinType().sql() + " JOIN is not maintained incrementally yet");
           }
           if (node instanceof Union && (((Union) node).byName() || ((Union) node).allowMissingCol())) {
@@ -390,7 +393,7 @@ public final class DefinitionShape {
             relations.add(((DataSourceV2Relation) node).table().name());
           }
           for (Expression expression : Scala.list(node.expressions())) {
-            if (!subqueries && expression.exists(e -> e instanceof SubqueryExpression)) {
+            if (!recomputedByKey && expression.exists(e -> e instanceof SubqueryExpression)) {
               problems.add("subqueries in expressions are not maintained incrementally yet");
             }
           }
@@ -402,7 +405,7 @@ public final class DefinitionShape {
     if (relations.isEmpty()) {
       return Optional.of("a definition without sources has nothing to maintain");
     }
-    if (new java.util.HashSet<>(relations).size() != relations.size() && relations.size() != references) {
+    if (!recomputedByKey && new java.util.HashSet<>(relations).size() != relations.size() && relations.size() != references) {
       // Each read of a source takes its own term of the change; a read the definition does not
       // name (a common table expression used twice) cannot.
       return Optional.of(

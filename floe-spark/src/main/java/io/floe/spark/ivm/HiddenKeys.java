@@ -239,11 +239,7 @@ public final class HiddenKeys {
 
   /** The aggregate under the definition's top projections and filters (HAVING's), if any. */
   private static Optional<Aggregate> topAggregate(LogicalPlan analyzed) {
-    LogicalPlan node = analyzed;
-    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
-      node = node.children().head();
-    }
-    return node instanceof Aggregate aggregate ? Optional.of(aggregate) : Optional.empty();
+    return KeyedShape.belowTopSelect(analyzed) instanceof Aggregate aggregate ? Optional.of(aggregate) : Optional.empty();
   }
 
   /** {@code attribute} as {@code scope} has it (with the qualifier it is named by there). */

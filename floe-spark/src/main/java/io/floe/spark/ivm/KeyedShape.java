@@ -26,7 +26,9 @@ import org.apache.spark.sql.catalyst.expressions.OuterReference;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.plans.FullOuter$;
 import org.apache.spark.sql.catalyst.plans.JoinType;
+import org.apache.spark.sql.catalyst.plans.LeftAnti$;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
+import org.apache.spark.sql.catalyst.plans.LeftSemi$;
 import org.apache.spark.sql.catalyst.plans.RightOuter$;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.Except;
@@ -42,10 +44,11 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
 /**
  * The shape of a definition whose rows depend only on the source rows sharing a key with them:
- * a GROUP BY filtered by HAVING (key: the grouping columns), window functions with PARTITION BY
+ * a GROUP BY filtered by HAVING or over an outer or semi join (key: the grouping columns), window functions with PARTITION BY
  * (key: each window's partition columns), outer joins on an equi-join key (key: the join key),
  * INTERSECT and EXCEPT (key: the view columns every input reads unchanged from a source) and
- * filters by IN or EXISTS subqueries (key: the view columns the subqueries' rows are matched on).
+ * filters by IN or EXISTS subqueries and their join forms, LEFT SEMI and LEFT ANTI JOIN (key: the
+ * view columns the subqueries' or joined tables' rows are matched on).
  * A change touches the keys its rows carry, at the old snapshot and the new; the view rows of
  * those keys are replaced by the definition's rows for them at the new snapshot, and no other
  * view row can differ.
@@ -62,7 +65,9 @@ public final class KeyedShape {
     WINDOW("window functions with PARTITION BY", "partition"),
     OUTER_JOIN("outer join", "join key"),
     SET_OPERATION("INTERSECT or EXCEPT", "key"),
-    SEMI_JOIN("IN or EXISTS subquery", "key");
+    SEMI_JOIN("IN or EXISTS subquery or semi join", "key"),
+    GROUPED_SEMI_JOIN("GROUP BY over an IN or EXISTS subquery or semi join", "group"),
+    GROUPED_OUTER_JOIN("GROUP BY over an outer join", "group");
 
     private final String description;
     private final String unit;
@@ -160,36 +165,50 @@ public final class KeyedShape {
    * rule or none applies), otherwise the keyed shape or why it cannot be keyed.
    */
   static Optional<Verdict> classify(LogicalPlan analyzed) {
-    LogicalPlan node = analyzed;
+    LogicalPlan node = belowTopSelect(analyzed);
     boolean filtered = false;
-    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
-      filtered |= node instanceof Filter;
-      node = node.children().head();
+    for (LogicalPlan above = analyzed; above != node; above = above.children().head()) {
+      filtered |= above instanceof Filter;
     }
     if (node instanceof Window) {
       return Optional.of(window(analyzed));
     }
-    if (node instanceof Aggregate && filtered) {
-      return Optional.of(having(analyzed, (Aggregate) node));
+    if (node instanceof Aggregate
+        && (filtered || holdsSemiJoin(((Aggregate) node).child()) || holdsOuterJoin(((Aggregate) node).child()))) {
+      return Optional.of(having(analyzed, (Aggregate) node, filtered));
     }
     if (node instanceof Intersect || node instanceof Except) {
       return Optional.of(setOperation(analyzed, node));
     }
     boolean[] outer = {false};
+    boolean[] semi = {false};
     boolean[] nested = {false};
     analyzed.foreach(
         n -> {
           outer[0] |= n instanceof Join && isOuter(((Join) n).joinType());
+          semi[0] |= n instanceof Join && isSemiOrAnti(((Join) n).joinType());
           nested[0] |= n instanceof Aggregate || n instanceof Window;
           return scala.runtime.BoxedUnit.UNIT;
         });
     if (outer[0] && !nested[0]) {
       return Optional.of(outerJoin(analyzed));
     }
-    if (!nested[0] && analyzed.exists(n -> Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery))) {
+    if (!nested[0] && (semi[0] || analyzed.exists(n -> Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery)))) {
       return Optional.of(semiJoin(analyzed));
     }
     return Optional.empty();
+  }
+
+  /**
+   * The node under the definition's top projections, filters and aliases: the aggregate a HAVING
+   * filters, the window a filter on its values keeps rows by, or the join or table read itself.
+   */
+  static LogicalPlan belowTopSelect(LogicalPlan analyzed) {
+    LogicalPlan node = analyzed;
+    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
+      node = node.children().head();
+    }
+    return node;
   }
 
   /** Whether {@code e} is computed from more than the row it is in: an aggregate, a window, a subquery. */
@@ -217,39 +236,97 @@ public final class KeyedShape {
     return type instanceof LeftOuter$ || type instanceof RightOuter$ || type instanceof FullOuter$;
   }
 
+  /** A {@code LEFT SEMI JOIN} or {@code LEFT ANTI JOIN}: the join form of EXISTS and NOT EXISTS. */
+  static boolean isSemiOrAnti(JoinType type) {
+    return type instanceof LeftSemi$ || type instanceof LeftAnti$;
+  }
+
   // GROUP BY ... HAVING
 
-  private static Verdict having(LogicalPlan analyzed, Aggregate aggregate) {
-    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> DefinitionShape.linearProblem(aggregate.child(), false));
+  /**
+   * A GROUP BY filtered by HAVING, or over an outer join, a filter by IN or EXISTS or a semi or
+   * anti join: either way a group's row depends on its source rows alone, not on a running total
+   * of them, and is recomputed from them. Over an outer join the key is the join key among the
+   * grouping columns, from each side that keeps unmatched rows; over a semi join it is the grouping
+   * columns every table the definition reads carries (the column the semi join matches on). A
+   * changed row of any table then tells which groups it touches.
+   */
+  private static Verdict having(LogicalPlan analyzed, Aggregate aggregate, boolean filtered) {
+    LogicalPlan child = aggregate.child();
+    boolean semi = holdsSemiJoin(child);
+    boolean outer = holdsOuterJoin(child);
+    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> {
+      if (semi && outer) {
+        return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under GROUP BY is not maintained incrementally yet");
+      }
+      return semi ? semiJoinProblem(child) : outer ? outerJoinProblem(child) : DefinitionShape.linearProblem(child, false);
+    });
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
+    Operator operator = filtered ? Operator.HAVING : outer ? Operator.GROUPED_OUTER_JOIN : Operator.GROUPED_SEMI_JOIN;
     List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
     if (grouping.isEmpty()) {
-      return notKeyed("an aggregate without GROUP BY always has one row, which HAVING filters; not maintained incrementally yet");
+      return notKeyed(filtered
+          ? "an aggregate without GROUP BY always has one row, which HAVING filters; not maintained incrementally yet"
+          : "an aggregate without GROUP BY over an " + (outer ? "outer join" : "IN or EXISTS subquery or a semi join")
+              + " is not maintained incrementally yet");
     }
     Lineage lineage = new Lineage(analyzed);
     List<KeyColumn> columns = new ArrayList<>();
+    List<Attribute> groups = new ArrayList<>();
     for (Expression group : grouping) {
       if (!(group instanceof Attribute)) {
-        return notKeyed("grouping by the expression " + group.sql() + " with HAVING is not maintained incrementally yet");
+        return notKeyed("grouping by the expression " + group.sql() + " with "
+            + (filtered ? "HAVING" : outer ? "an outer join" : "a semi join") + " is not maintained incrementally yet");
       }
       Optional<KeyColumn> column = lineage.keyColumn((Attribute) group);
       if (column.isEmpty()) {
         return notKeyed("grouping column " + group.sql() + " is not a column of the view, so its groups cannot be found");
       }
       columns.add(column.get());
+      groups.add((Attribute) group);
     }
-    return keyed(Operator.HAVING, List.of(new Key(columns)));
+    if (outer) {
+      // The join key's grouping columns, as view columns: a group's key is the first non-null one.
+      Optional<KeyColumn> key = outerJoinKey(child, groups);
+      if (key.isEmpty()) {
+        return notKeyed("an aggregate over an outer join is maintained incrementally only when it groups by the equi-join key"
+            + " shared by every join, from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a"
+            + " FULL JOIN), so that a changed row of any table tells which group it touches");
+      }
+      List<Integer> positions = new ArrayList<>();
+      key.get().positions().forEach(p -> positions.add(columns.get(p).positions().get(0)));
+      return keyed(operator, List.of(new Key(List.of(new KeyColumn(positions, key.get().sourceColumns())))));
+    }
+    if (semi) {
+      // Keyed by the grouping columns every read carries: the groups of a touched value are
+      // recomputed together, and a changed row of any table tells its value.
+      columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
+      if (columns.isEmpty()) {
+        return notKeyed("an aggregate over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only"
+            + " when it groups by a column the subquery's or the joined table's rows are matched on, so that a changed"
+            + " row of any table it reads tells which group it touches");
+      }
+    }
+    return keyed(operator, List.of(new Key(columns)));
+  }
+
+  /** Whether {@code plan} holds an outer join. */
+  private static boolean holdsOuterJoin(LogicalPlan plan) {
+    return plan.exists(n -> n instanceof Join && isOuter(((Join) n).joinType()));
+  }
+
+  /** Whether every read of a source table has a column equal to the view's {@code column}. */
+  private static boolean coversEveryRead(Lineage lineage, LogicalPlan analyzed, KeyColumn column) {
+    ExprId root = lineage.root(Scala.list(analyzed.output()).get(column.positions().get(0)).exprId());
+    return column.sourceColumns().size() == lineage.relationCount() && lineage.coversEveryRead(root);
   }
 
   // Window functions with PARTITION BY
 
   private static Verdict window(LogicalPlan analyzed) {
-    LogicalPlan node = analyzed;
-    while (node instanceof Project || node instanceof Filter || node instanceof SubqueryAlias) {
-      node = node.children().head();
-    }
+    LogicalPlan node = belowTopSelect(analyzed);
     // Windows computed together, with projections between them; a filter between two windows
     // would let one window's values decide the other's rows.
     List<Window> windows = new ArrayList<>();
@@ -377,9 +454,28 @@ public final class KeyedShape {
    * among the subquery's values) could be told from FALSE (under NOT, or in a projected value).
    */
   private static Verdict semiJoin(LogicalPlan analyzed) {
-    Optional<String> problem = DefinitionShape.linearProblem(analyzed, false, -1, true);
+    Optional<String> problem = semiJoinProblem(analyzed);
+    if (problem.isPresent()) {
+      return notKeyed(problem.get());
+    }
+    return keyedByCoveringColumns(
+        analyzed,
+        Operator.SEMI_JOIN,
+        "an IN or EXISTS subquery or a semi or anti join is maintained incrementally only when the view selects a column"
+            + " its rows are matched on (IN's value, or one side of an equality between the subquery's or the joined table"
+            + " and the outer one) and every other table the definition reads is joined on that column too, so that a"
+            + " changed row of any of them tells which view rows it touches");
+  }
+
+  /**
+   * Why {@code plan} is not filters, projections, inner, semi and anti joins and UNION ALL, with IN
+   * and EXISTS subqueries only where {@link #keyedFilter} allows them, each over such a plan
+   * without subqueries.
+   */
+  private static Optional<String> semiJoinProblem(LogicalPlan plan) {
+    Optional<String> problem = DefinitionShape.linearProblem(plan, false, -1, true);
     List<LogicalPlan> subqueries = new ArrayList<>();
-    analyzed.foreach(
+    plan.foreach(
         node -> {
           for (Expression expression : Scala.list(node.expressions())) {
             if (hasSubquery(expression) && !(node instanceof Filter && keyedFilter(expression))) {
@@ -405,16 +501,14 @@ public final class KeyedShape {
         problem = problem.or(() -> DefinitionShape.linearProblem(subquery, false));
       }
     }
-    if (problem.isPresent()) {
-      return notKeyed(problem.get());
-    }
-    return keyedByCoveringColumns(
-        analyzed,
-        Operator.SEMI_JOIN,
-        "an IN or EXISTS subquery is maintained incrementally only when the view selects a column its rows are matched on"
-            + " (IN's value, or one side of an equality between the subquery's table and the outer one) and every other"
-            + " table the definition reads is joined on that column too, so that a changed row of any of them tells"
-            + " which view rows it touches");
+    return problem;
+  }
+
+  /** Whether {@code plan} holds a semi or anti join, or a subquery expression. */
+  private static boolean holdsSemiJoin(LogicalPlan plan) {
+    return plan.exists(
+        n -> (n instanceof Join && isSemiOrAnti(((Join) n).joinType()))
+            || Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery));
   }
 
   /**
@@ -540,27 +634,44 @@ public final class KeyedShape {
   // Outer joins on an equi-join key
 
   private static Verdict outerJoin(LogicalPlan analyzed) {
-    Optional<String> problem = DefinitionShape.linearProblem(analyzed, true);
+    Optional<String> problem = outerJoinProblem(analyzed);
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
+    Optional<KeyColumn> key = outerJoinKey(analyzed, Scala.list(analyzed.output()));
+    if (key.isPresent()) {
+      return keyed(Operator.OUTER_JOIN, List.of(new Key(List.of(key.get()))));
+    }
+    return notKeyed(
+        "an outer join is maintained incrementally only on an equi-join key shared by every join and selected"
+            + " from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a FULL JOIN)");
+  }
+
+  /** Why {@code plan} is not filters, projections, inner and outer joins over sources each read once. */
+  private static Optional<String> outerJoinProblem(LogicalPlan plan) {
+    Optional<String> problem = DefinitionShape.linearProblem(plan, true);
+    if (problem.isEmpty() && plan.exists(n -> n instanceof Union)) {
+      return Optional.of("UNION ALL with an outer join is not maintained incrementally yet");
+    }
+    return problem;
+  }
+
+  /**
+   * The equi-join key of {@code plan}'s outer joins as a key column over {@code columns} (the
+   * plan's output, or the columns an aggregate over it groups by): the positions among them of the
+   * key's columns, enough of them that every row has the key from a side that keeps unmatched rows.
+   */
+  private static Optional<KeyColumn> outerJoinKey(LogicalPlan plan, List<Attribute> columns) {
     List<Join> joins = new ArrayList<>();
-    analyzed.foreach(
+    plan.foreach(
         n -> {
           if (n instanceof Join) {
             joins.add((Join) n);
           }
-          if (n instanceof Union) {
-            joins.clear();
-            joins.add(null);
-          }
           return scala.runtime.BoxedUnit.UNIT;
         });
-    if (joins.contains(null)) {
-      return notKeyed("UNION ALL with an outer join is not maintained incrementally yet");
-    }
-    Lineage lineage = new Lineage(analyzed);
-    LogicalPlan tree = analyzed;
+    Lineage lineage = new Lineage(plan);
+    LogicalPlan tree = plan;
     while (!(tree instanceof Join)) {
       tree = tree.children().head();
     }
@@ -574,21 +685,18 @@ public final class KeyedShape {
       }
       List<Integer> positions = new ArrayList<>();
       Set<String> covered = new HashSet<>();
-      List<Attribute> output = Scala.list(analyzed.output());
-      for (int i = 0; i < output.size(); i++) {
-        Optional<Set<String>> origins = lineage.keyOrigins(output.get(i), candidate);
+      for (int i = 0; i < columns.size(); i++) {
+        Optional<Set<String>> origins = lineage.keyOrigins(columns.get(i), candidate);
         if (origins.isPresent()) {
           positions.add(i);
           covered.addAll(origins.get());
         }
       }
       if (!positions.isEmpty() && covers(tree, covered)) {
-        return keyed(Operator.OUTER_JOIN, List.of(new Key(List.of(new KeyColumn(positions, sourceColumns.get())))));
+        return Optional.of(new KeyColumn(positions, sourceColumns.get()));
       }
     }
-    return notKeyed(
-        "an outer join is maintained incrementally only on an equi-join key shared by every join and selected"
-            + " from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a FULL JOIN)");
+    return Optional.empty();
   }
 
   /** The conjuncts of a join's condition equating a column of one side with one of the other. */

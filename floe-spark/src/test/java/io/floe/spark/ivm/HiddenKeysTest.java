@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Keyed definitions and aggregates that do not select their key (an outer join's key, a group, a
- * window's partition, an IN or EXISTS subquery's matched column) keep it in a hidden storage column
+ * window's partition, the column an IN or EXISTS subquery or a semi join matches) keep it in a hidden storage column
  * and refresh incrementally; readers never see the column.
  */
 class HiddenKeysTest {
@@ -28,6 +28,11 @@ class HiddenKeysTest {
     {"busy", "SELECT SUM(amount) AS total, COUNT(*) AS n FROM orders GROUP BY cust HAVING COUNT(*) > 1"},
     {"gold_orders", "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM customers WHERE segment = 'gold')"},
     {"known", "SELECT o.id FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE c.cust = o.cust)"},
+    {"unknown", "SELECT o.id, o.amount FROM orders o LEFT ANTI JOIN customers c ON c.cust = o.cust"},
+    {"gold_totals", "SELECT COUNT(*) AS n, SUM(o.amount) AS total FROM orders o LEFT SEMI JOIN customers c"
+        + " ON c.cust = o.cust AND c.segment = 'gold' GROUP BY o.cust"},
+    {"customer_segments", "SELECT c.segment, SUM(o.amount) AS total, COUNT(*) AS n FROM orders o LEFT JOIN customers c"
+        + " ON o.cust = c.cust GROUP BY o.cust, c.segment"},
     {"per_customer", "SELECT COUNT(*) AS n, SUM(amount) AS total, COUNT(DISTINCT amount) AS amounts, MAX(amount) AS top"
         + " FROM orders GROUP BY cust"},
     {"through_cte", "WITH big AS (SELECT * FROM orders WHERE amount > 1) SELECT big.id, c.segment FROM big FULL JOIN customers c"

@@ -889,6 +889,19 @@ class IncrementalRefreshTest {
     String using = "SELECT cust, id, region FROM orders FULL JOIN customers USING (cust)";
     String rightKeyOnly = "SELECT o.id, c.cust, c.region FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
     String nonEqui = "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON o.cust < c.cust";
+    // Aggregates over outer joins, grouped by the join key from the side that keeps unmatched rows
+    // (and by more columns); grouped by the other side's columns alone, any group may be touched.
+    String perCustomer =
+        "SELECT o.cust, c.region, COUNT(*) AS n, SUM(o.amount) AS total, COUNT(DISTINCT c.region) AS regions"
+            + " FROM orders o LEFT JOIN customers c ON o.cust = c.cust GROUP BY o.cust, c.region";
+    String perMatch =
+        "SELECT o.cust, c.cust AS c_cust, COUNT(o.id) AS orders, MAX(c.region) AS region"
+            + " FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY o.cust, c.cust HAVING COUNT(*) > 0";
+    String perRegion = "SELECT c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust GROUP BY c.region";
+    spark.sql("CREATE MATERIALIZED VIEW per_customer REFRESH POLICY INCREMENTAL AS " + perCustomer);
+    spark.sql("CREATE MATERIALIZED VIEW per_match REFRESH POLICY INCREMENTAL AS " + perMatch);
+    spark.sql("CREATE MATERIALIZED VIEW per_region AS " + perRegion);
+    assertThat(ExplainedRefresh.detail(spark, "per_customer", "definition")).isEqualTo("GROUP BY over an outer join, recomputed by group (cust)");
     spark.sql("CREATE MATERIALIZED VIEW lft REFRESH POLICY INCREMENTAL AS " + left);
     spark.sql("CREATE MATERIALIZED VIEW rgt AS " + right);
     spark.sql("CREATE MATERIALIZED VIEW fll AS " + full);
@@ -897,7 +910,10 @@ class IncrementalRefreshTest {
     spark.sql("CREATE MATERIALIZED VIEW non_equi AS " + nonEqui);
     // right_key_only selects the key from the side that does not keep unmatched rows: its storage
     // keeps o.cust in a hidden column (HiddenKeys).
-    String[][] keyed = {{"lft", left}, {"rgt", right}, {"fll", full}, {"usng", using}, {"right_key_only", rightKeyOnly}};
+    String[][] keyed = {
+      {"lft", left}, {"rgt", right}, {"fll", full}, {"usng", using}, {"right_key_only", rightKeyOnly},
+      {"per_customer", perCustomer}, {"per_match", perMatch}
+    };
 
     // Order 5 gains a customer, orders of 20 lose theirs, customer 10's duplicate goes, a NULL key arrives.
     spark.sql("INSERT INTO customers VALUES (50, 'north'), (NULL, 'void')");
@@ -908,6 +924,7 @@ class IncrementalRefreshTest {
     assertThat(explainStrategy("fll")).startsWith("INCREMENTAL: recompute the view rows of each join key");
     assertEachRefreshedIncrementally(keyed);
     assertRefreshedInFull("non_equi", nonEqui, "equi-join key");
+    assertRefreshedInFull("per_region", perRegion, "groups by the equi-join key");
 
     // Matches move between keys; NULL keys never match, on either side.
     spark.sql("UPDATE orders SET cust = NULL WHERE id = 1");
@@ -979,10 +996,11 @@ class IncrementalRefreshTest {
   }
 
   /**
-   * A filter by IN or EXISTS (NOT EXISTS too) keeps a row by the subquery rows matched on its key:
-   * a change to either table recomputes the view rows of the keys it carries, NULL keys (which
-   * match nothing) included. NOT IN, a scalar subquery and a view that does not select the matched
-   * column depend on rows of any key, and refresh in full.
+   * A filter by IN or EXISTS (NOT EXISTS too), or by their join forms LEFT SEMI and LEFT ANTI JOIN,
+   * keeps a row by the subquery rows matched on its key: a change to either table recomputes the
+   * view rows of the keys it carries, NULL keys (which match nothing) included, and so does a GROUP
+   * BY of the matched column over such a filter. NOT IN, a scalar subquery and an aggregate grouped
+   * by another column depend on rows of any key, and refresh in full.
    */
   @org.junit.jupiter.api.Test
   void inAndExistsSubqueriesRecomputeTheRowsOfTheKeysTheChangeTouches() {
@@ -999,15 +1017,27 @@ class IncrementalRefreshTest {
       {"big_or_vip", "SELECT id, cust FROM orders WHERE amount > 6 OR cust IN (SELECT cust FROM vip)"},
       // Each customer's largest orders: the table on both sides.
       {"top_order", "SELECT id, cust, amount FROM orders o WHERE NOT EXISTS (SELECT 1 FROM orders p WHERE p.cust = o.cust AND p.amount > o.amount)"},
+      // The join forms of EXISTS and NOT EXISTS.
+      {"semi_vip", "SELECT o.id, o.cust, o.amount FROM orders o LEFT SEMI JOIN vip v ON o.cust = v.cust AND v.tier <> 'x'"},
+      {"anti_vip", "SELECT o.id, o.cust FROM orders o LEFT ANTI JOIN vip v ON v.cust = o.cust"},
+      {"top_order_join", "SELECT o.id, o.cust, o.amount FROM orders o LEFT ANTI JOIN orders p ON p.cust = o.cust AND p.amount > o.amount"},
+      // Aggregates over them, grouped by the matched column (and another: the key is the matched one).
+      {"vip_totals", "SELECT cust, COUNT(*) AS n, SUM(amount) AS total FROM orders WHERE cust IN (SELECT cust FROM vip WHERE tier <> 'x') GROUP BY cust"},
+      {"other_amounts", "SELECT o.cust, o.amount, COUNT(*) AS n FROM orders o LEFT ANTI JOIN vip v ON v.cust = o.cust GROUP BY o.cust, o.amount"},
     };
     createIncremental(keyed);
     String notIn = "SELECT id, cust FROM orders WHERE cust NOT IN (SELECT cust FROM vip)";
     String scalar = "SELECT id, cust FROM orders WHERE amount > (SELECT AVG(amount) FROM orders)";
     String unselected = "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM vip)";
+    String byAmount = "SELECT amount, COUNT(*) AS n FROM orders WHERE cust IN (SELECT cust FROM vip) GROUP BY amount";
     spark.sql("CREATE MATERIALIZED VIEW not_in AS " + notIn);
     spark.sql("CREATE MATERIALIZED VIEW scalar AS " + scalar);
     spark.sql("CREATE MATERIALIZED VIEW unselected AS " + unselected);
-    assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery, recomputed by key (cust)");
+    spark.sql("CREATE MATERIALIZED VIEW by_amount AS " + byAmount);
+    assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
+    assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
+    assertThat(ExplainedRefresh.detail(spark, "other_amounts", "definition"))
+        .isEqualTo("GROUP BY over an IN or EXISTS subquery or semi join, recomputed by group (cust)");
     assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW not_in_incremental REFRESH POLICY INCREMENTAL AS " + notIn))
         .hasMessageContaining("NOT IN");
 
@@ -1022,6 +1052,7 @@ class IncrementalRefreshTest {
     assertThat(spark.sql("SELECT * FROM not_in").count()).as("NOT IN with a NULL in the subquery keeps no row").isZero();
     assertRefreshedInFull("scalar", scalar, "scalar subqueries");
     assertRefreshedIncrementally("unselected", unselected);
+    assertRefreshedInFull("by_amount", byAmount, "groups by a column the subquery's or the joined table's rows are matched on");
 
     // 10 turns silver (a VIP still, gold no more), 30 turns 'x', then every VIP goes.
     spark.sql("DELETE FROM vip WHERE cust = 10");
@@ -1030,9 +1061,11 @@ class IncrementalRefreshTest {
     spark.sql("DELETE FROM orders WHERE id = 1");
     assertEachRefreshedIncrementally(keyed);
     spark.sql("DELETE FROM vip");
-    assertEachRefreshedIncrementally(without(keyed, "top_order"));
+    assertEachRefreshedIncrementally(without(without(keyed, "top_order"), "top_order_join"));
     assertThat(refresh("top_order").getString(1)).isEqualTo("NO_CHANGE");
+    assertThat(refresh("top_order_join").getString(1)).isEqualTo("NO_CHANGE");
     assertThat(spark.sql("SELECT * FROM not_vip").count()).isEqualTo(spark.sql("SELECT * FROM orders").count());
+    assertThat(spark.sql("SELECT * FROM anti_vip").count()).isEqualTo(spark.sql("SELECT * FROM orders").count());
   }
 
   /**

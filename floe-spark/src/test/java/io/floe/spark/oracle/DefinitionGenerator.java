@@ -267,12 +267,12 @@ final class DefinitionGenerator {
 
   /**
    * A keyed definition that does not select its key: an outer join's key, a HAVING's group, a
-   * window's partition, the column an IN or EXISTS subquery matches. The storage keeps the key in
+   * window's partition, the column an IN or EXISTS subquery or a semi join matches. The storage keeps the key in
    * a hidden column, so these are incremental too.
    */
   private OracleDefinition hiddenKey(String t, List<String> one) {
     List<String> both = List.of("t1", "t2");
-    switch (random.nextInt(6)) {
+    switch (random.nextInt(9)) {
       case 0:
         return new OracleDefinition(
             OracleShape.HIDDEN_KEY,
@@ -293,13 +293,28 @@ final class DefinitionGenerator {
       case 3:
         return new OracleDefinition(
             OracleShape.HIDDEN_KEY,
-            "SELECT id, v FROM (SELECT id, v, row_number() OVER (PARTITION BY k1 ORDER BY v DESC, id, s) AS rn FROM "
+            "SELECT id, v FROM (SELECT *, row_number() OVER (PARTITION BY k1 ORDER BY v DESC, id, s) AS rn FROM "
                 + t + optionalWhere(2) + ") WHERE rn <= 2",
             one);
       case 4:
         return new OracleDefinition(
             OracleShape.HIDDEN_KEY,
             "SELECT id, v FROM {t1} WHERE k1 IN (SELECT k1 FROM {t2}" + optionalWhere(2) + ")",
+            both);
+      case 6:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT COUNT(*) AS n, MAX(a.v) AS v_max FROM {t1} a LEFT SEMI JOIN {t2} b ON a.k1 = b.k1 GROUP BY a.k1",
+            both);
+      case 7:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT b.s AS b_s, COUNT(*) AS n, SUM(a.v) AS v_sum FROM {t1} a LEFT JOIN {t2} b ON a.k1 = b.k1 GROUP BY a.k1, b.s",
+            both);
+      case 5:
+        return new OracleDefinition(
+            OracleShape.HIDDEN_KEY,
+            "SELECT a.id, a.v FROM {t1} a LEFT " + (random.nextBoolean() ? "SEMI" : "ANTI") + " JOIN {t2} b ON a.k1 = b.k1",
             both);
       default:
         return new OracleDefinition(
@@ -332,13 +347,14 @@ final class DefinitionGenerator {
   }
 
   /**
-   * A filter by IN, EXISTS or NOT EXISTS on a selected column (of the other table or of the same
-   * one: the rows with no greater value of their key), or by NOT IN or a scalar subquery (refreshed
+   * A filter by IN, EXISTS or NOT EXISTS, or their join forms LEFT SEMI and LEFT ANTI JOIN, on a
+   * selected column (of the other table or of the same one: the rows with no greater value of their
+   * key), now and then under a GROUP BY of that column, or by NOT IN or a scalar subquery (refreshed
    * in full).
    */
   private OracleDefinition subquery(String t, List<String> one) {
     List<String> both = List.of("t1", "t2");
-    switch (random.nextInt(6)) {
+    switch (random.nextInt(9)) {
       case 0:
         return new OracleDefinition(
             OracleShape.SUBQUERY,
@@ -361,6 +377,34 @@ final class DefinitionGenerator {
             "SELECT a.id, a.k1, a.v FROM " + t + " a WHERE NOT EXISTS (SELECT 1 FROM " + t + " b WHERE b.k1 = a.k1 AND b.v > a.v)",
             one);
       case 4:
+        return new OracleDefinition(
+            OracleShape.SUBQUERY,
+            "SELECT a.id, a.k1, a.v FROM {t1} a LEFT SEMI JOIN {t2} b ON a.k1 = b.k1"
+                + (random.nextBoolean() ? " AND b.k2 = a.k2" : "") + (random.nextBoolean() ? " WHERE a.v > 0" : ""),
+            both);
+      case 5:
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.SUBQUERY,
+                "SELECT a.id, a.k1, a.s FROM {t1} a LEFT ANTI JOIN {t2} b ON b.k1 = a.k1" + (random.nextBoolean() ? " AND b.v > a.v" : ""),
+                both)
+            : new OracleDefinition(
+                OracleShape.SUBQUERY,
+                "SELECT a.id, a.k1, a.v FROM " + t + " a LEFT ANTI JOIN " + t + " b ON b.k1 = a.k1 AND b.v > a.v",
+                one);
+      case 6:
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.SUBQUERY,
+                "SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum, COUNT(DISTINCT s) AS s_distinct FROM {t1}"
+                    + " WHERE k1 IN (SELECT k1 FROM {t2}" + optionalWhere(2) + ") GROUP BY k1",
+                both)
+            : new OracleDefinition(
+                OracleShape.SUBQUERY,
+                "SELECT a.k1, a.k2, COUNT(*) AS n, MIN(a.v) AS v_min FROM {t1} a LEFT ANTI JOIN {t2} b ON b.k1 = a.k1"
+                    + " GROUP BY a.k1, a.k2",
+                both);
+      case 7:
         return new OracleDefinition(
             OracleShape.SUBQUERY_UNKEYED,
             "SELECT id, k1, v FROM {t1} WHERE k1 NOT IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
@@ -427,13 +471,13 @@ final class DefinitionGenerator {
 
   /**
    * LEFT, RIGHT or FULL joins of the two tables on k1 (NULLs and duplicates on both sides), the
-   * key selected from the sides that keep unmatched rows; or a join whose key is not (refreshed
-   * in full).
+   * key selected from the sides that keep unmatched rows, now and then under a GROUP BY of it; or
+   * a join whose key is not selected or grouped by (refreshed in full).
    */
   private OracleDefinition outerJoin() {
     List<String> both = List.of("t1", "t2");
     String on = random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2";
-    switch (random.nextInt(6)) {
+    switch (random.nextInt(8)) {
       case 0:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
@@ -461,11 +505,29 @@ final class DefinitionGenerator {
             OracleShape.HIDDEN_KEY,
             "SELECT a.id, b.id AS b_id, b.k1 AS b_k1 FROM {t1} a LEFT JOIN {t2} b ON a.k1 = b.k1",
             both);
-      default:
+      case 5:
         return new OracleDefinition(
-            OracleShape.OUTER_JOIN_UNKEYED,
-            "SELECT a.id, a.k1, b.id AS b_id FROM {t1} a LEFT JOIN {t2} b ON a.k2 < b.k2",
+            OracleShape.OUTER_JOIN,
+            "SELECT a.k1, b.s AS b_s, COUNT(*) AS n, SUM(a.v) AS v_sum, COUNT(DISTINCT b.id) AS b_ids, MIN(b.d) AS b_d_min"
+                + " FROM {t1} a LEFT JOIN {t2} b ON " + on + " GROUP BY a.k1, b.s"
+                + (random.nextBoolean() ? " HAVING COUNT(*) > 1" : ""),
             both);
+      case 6:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT a.k1, b.k1 AS b_k1, COUNT(a.id) AS n, AVG(b.v) AS b_v_avg FROM {t1} a FULL JOIN {t2} b ON " + on
+                + " GROUP BY a.k1, b.k1",
+            both);
+      default:
+        return random.nextBoolean()
+            ? new OracleDefinition(
+                OracleShape.OUTER_JOIN_UNKEYED,
+                "SELECT a.id, a.k1, b.id AS b_id FROM {t1} a LEFT JOIN {t2} b ON a.k2 < b.k2",
+                both)
+            : new OracleDefinition(
+                OracleShape.OUTER_JOIN_UNKEYED,
+                "SELECT b.s AS b_s, SUM(a.v) AS v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on + " GROUP BY b.s",
+                both);
     }
   }
 

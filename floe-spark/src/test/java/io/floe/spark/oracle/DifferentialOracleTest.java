@@ -48,9 +48,10 @@ import org.junit.jupiter.api.TestFactory;
  * expression) or of one table twice, DISTINCT, INTERSECT or EXCEPT (ALL or not) of two tables or
  * of one table twice, window functions with or without PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
- * with or without an equi-join key, global aggregate, IN, EXISTS or NOT EXISTS subquery
- * on a selected key (of the other table or of the same one), NOT IN or scalar subquery, and GROUP
- * BY, outer joins, HAVING, windows, IN and EXISTS whose key the view does not select (kept in
+ * with or without an equi-join key (now and then under a GROUP BY of it, or of other columns), global aggregate, IN, EXISTS or NOT EXISTS subquery or LEFT
+ * SEMI/ANTI JOIN on a selected key (of the other table or of the same one), NOT IN or scalar
+ * subquery, and GROUP BY, outer joins, HAVING, windows, IN, EXISTS and semi joins whose key the
+ * view does not select (kept in
  * hidden storage columns);
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
@@ -66,7 +67,7 @@ import org.junit.jupiter.api.TestFactory;
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
  *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows with
  *       PARTITION BY, HAVING, outer joins on an equi-join key, IN and EXISTS
- *       subqueries, selected keys or hidden ones) and FULL, with a
+ *       subqueries and semi and anti joins, selected keys or hidden ones) and FULL, with a
  *       reason, for the others;
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at
