@@ -274,7 +274,6 @@ public final class KeyedShape {
     }
     Lineage lineage = new Lineage(analyzed);
     List<KeyColumn> columns = new ArrayList<>();
-    List<Attribute> groups = new ArrayList<>();
     for (Expression group : grouping) {
       if (!(group instanceof Attribute)) {
         return notKeyed("grouping by the expression " + group.sql() + " with "
@@ -285,19 +284,16 @@ public final class KeyedShape {
         return notKeyed("grouping column " + group.sql() + " is not a column of the view, so its groups cannot be found");
       }
       columns.add(column.get());
-      groups.add((Attribute) group);
     }
     if (outer) {
       // The join key's grouping columns, as view columns: a group's key is the first non-null one.
-      Optional<KeyColumn> key = outerJoinKey(child, groups);
+      Optional<Key> key = outerJoinKeyAmong(lineage, child, grouping);
       if (key.isEmpty()) {
         return notKeyed("an aggregate over an outer join is maintained incrementally only when it groups by the equi-join key"
             + " shared by every join, from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a"
             + " FULL JOIN), so that a changed row of any table tells which group it touches");
       }
-      List<Integer> positions = new ArrayList<>();
-      key.get().positions().forEach(p -> positions.add(columns.get(p).positions().get(0)));
-      return keyed(operator, List.of(new Key(List.of(new KeyColumn(positions, key.get().sourceColumns())))));
+      return keyed(operator, List.of(key.get()));
     }
     if (semi) {
       // Keyed by the grouping columns every read carries: the groups of a touched value are
@@ -340,7 +336,9 @@ public final class KeyedShape {
       node = node.children().head();
     }
     LogicalPlan base = node;
-    Optional<String> problem = problemAbove(analyzed, base).or(() -> DefinitionShape.linearProblem(base, false));
+    boolean outer = holdsOuterJoin(base);
+    Optional<String> problem =
+        problemAbove(analyzed, base).or(() -> outer ? outerJoinProblem(base) : DefinitionShape.linearProblem(base, false));
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
@@ -364,6 +362,18 @@ public final class KeyedShape {
       List<Expression> partitions = Scala.list(window.partitionSpec());
       if (partitions.isEmpty()) {
         return notKeyed("a window function without PARTITION BY spans every row; not maintained incrementally");
+      }
+      if (outer) {
+        Optional<Key> key = outerJoinKeyAmong(lineage, base, partitions);
+        if (key.isEmpty()) {
+          return notKeyed("a window over an outer join is maintained incrementally only when it is partitioned by the"
+              + " equi-join key shared by every join, from each side that keeps unmatched rows (the left of a LEFT JOIN,"
+              + " both sides of a FULL JOIN), selected by the view");
+        }
+        if (!keys.contains(key.get())) {
+          keys.add(key.get());
+        }
+        continue;
       }
       List<KeyColumn> columns = new ArrayList<>();
       for (Expression partition : partitions) {
@@ -402,6 +412,34 @@ public final class KeyedShape {
       }
     }
     return keyed(Operator.WINDOW, keys);
+  }
+
+  /**
+   * The key of an aggregate or a window over the outer joins of {@code base}, grouped or
+   * partitioned by {@code columns} (of {@code base}): the join key among them, as columns of the
+   * view ({@code lineage}'s), when each of them it takes is one.
+   */
+  private static Optional<Key> outerJoinKeyAmong(Lineage lineage, LogicalPlan base, List<Expression> columns) {
+    List<Attribute> attributes = new ArrayList<>();
+    for (Expression column : columns) {
+      if (!(column instanceof Attribute)) {
+        return Optional.empty();
+      }
+      attributes.add((Attribute) column);
+    }
+    Optional<KeyColumn> key = outerJoinKey(base, attributes);
+    if (key.isEmpty()) {
+      return Optional.empty();
+    }
+    List<Integer> positions = new ArrayList<>();
+    for (int p : key.get().positions()) {
+      Optional<KeyColumn> column = lineage.keyColumn(attributes.get(p));
+      if (column.isEmpty()) {
+        return Optional.empty();
+      }
+      positions.add(column.get().positions().get(0));
+    }
+    return Optional.of(new Key(List.of(new KeyColumn(positions, key.get().sourceColumns()))));
   }
 
   /** An expression as a user wrote it: its columns by name, without the tables they come from. */

@@ -898,9 +898,17 @@ class IncrementalRefreshTest {
         "SELECT o.cust, c.cust AS c_cust, COUNT(o.id) AS orders, MAX(c.region) AS region"
             + " FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY o.cust, c.cust HAVING COUNT(*) > 0";
     String perRegion = "SELECT c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust GROUP BY c.region";
+    // Windows over outer joins, partitioned by the join key (or by the other side's column: in full).
+    String ranked =
+        "SELECT o.id, o.cust, c.region, row_number() OVER (PARTITION BY o.cust ORDER BY o.amount DESC, o.id, c.region) AS rn,"
+            + " COUNT(*) OVER (PARTITION BY o.cust) AS per_cust FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
+    String perRegionWindow =
+        "SELECT o.id, c.region, COUNT(*) OVER (PARTITION BY c.region) AS n FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
     spark.sql("CREATE MATERIALIZED VIEW per_customer REFRESH POLICY INCREMENTAL AS " + perCustomer);
     spark.sql("CREATE MATERIALIZED VIEW per_match REFRESH POLICY INCREMENTAL AS " + perMatch);
     spark.sql("CREATE MATERIALIZED VIEW per_region AS " + perRegion);
+    spark.sql("CREATE MATERIALIZED VIEW ranked REFRESH POLICY INCREMENTAL AS " + ranked);
+    spark.sql("CREATE MATERIALIZED VIEW per_region_window AS " + perRegionWindow);
     assertThat(ExplainedRefresh.detail(spark, "per_customer", "definition")).isEqualTo("GROUP BY over an outer join, recomputed by group (cust)");
     spark.sql("CREATE MATERIALIZED VIEW lft REFRESH POLICY INCREMENTAL AS " + left);
     spark.sql("CREATE MATERIALIZED VIEW rgt AS " + right);
@@ -912,7 +920,7 @@ class IncrementalRefreshTest {
     // keeps o.cust in a hidden column (HiddenKeys).
     String[][] keyed = {
       {"lft", left}, {"rgt", right}, {"fll", full}, {"usng", using}, {"right_key_only", rightKeyOnly},
-      {"per_customer", perCustomer}, {"per_match", perMatch}
+      {"per_customer", perCustomer}, {"per_match", perMatch}, {"ranked", ranked}
     };
 
     // Order 5 gains a customer, orders of 20 lose theirs, customer 10's duplicate goes, a NULL key arrives.
@@ -925,6 +933,7 @@ class IncrementalRefreshTest {
     assertEachRefreshedIncrementally(keyed);
     assertRefreshedInFull("non_equi", nonEqui, "equi-join key");
     assertRefreshedInFull("per_region", perRegion, "groups by the equi-join key");
+    assertRefreshedInFull("per_region_window", perRegionWindow, "partitioned by the equi-join key");
 
     // Matches move between keys; NULL keys never match, on either side.
     spark.sql("UPDATE orders SET cust = NULL WHERE id = 1");

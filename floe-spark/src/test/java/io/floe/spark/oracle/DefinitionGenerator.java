@@ -471,13 +471,13 @@ final class DefinitionGenerator {
 
   /**
    * LEFT, RIGHT or FULL joins of the two tables on k1 (NULLs and duplicates on both sides), the
-   * key selected from the sides that keep unmatched rows, now and then under a GROUP BY of it; or
-   * a join whose key is not selected or grouped by (refreshed in full).
+   * key selected from the sides that keep unmatched rows, now and then under a GROUP BY or a
+   * window partitioned by it; or a join whose key is not selected or grouped by (refreshed in full).
    */
   private OracleDefinition outerJoin() {
     List<String> both = List.of("t1", "t2");
     String on = random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2";
-    switch (random.nextInt(8)) {
+    switch (random.nextInt(9)) {
       case 0:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
@@ -517,6 +517,12 @@ final class DefinitionGenerator {
             OracleShape.OUTER_JOIN,
             "SELECT a.k1, b.k1 AS b_k1, COUNT(a.id) AS n, AVG(b.v) AS b_v_avg FROM {t1} a FULL JOIN {t2} b ON " + on
                 + " GROUP BY a.k1, b.k1",
+            both);
+      case 7:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN,
+            "SELECT a.id, a.k1, b.s AS b_s, COUNT(*) OVER (PARTITION BY a.k1) AS per_k1,"
+                + " SUM(b.v) OVER (PARTITION BY a.k1) AS b_v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on,
             both);
       default:
         return random.nextBoolean()

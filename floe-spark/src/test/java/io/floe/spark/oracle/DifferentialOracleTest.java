@@ -48,7 +48,7 @@ import org.junit.jupiter.api.TestFactory;
  * expression) or of one table twice, DISTINCT, INTERSECT or EXCEPT (ALL or not) of two tables or
  * of one table twice, window functions with or without PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
- * with or without an equi-join key (now and then under a GROUP BY of it, or of other columns), global aggregate, IN, EXISTS or NOT EXISTS subquery or LEFT
+ * with or without an equi-join key (now and then under a GROUP BY of it, or of other columns, or a window partitioned by it), global aggregate, IN, EXISTS or NOT EXISTS subquery or LEFT
  * SEMI/ANTI JOIN on a selected key (of the other table or of the same one), NOT IN or scalar
  * subquery, and GROUP BY, outer joins, HAVING, windows, IN, EXISTS and semi joins whose key the
  * view does not select (kept in
