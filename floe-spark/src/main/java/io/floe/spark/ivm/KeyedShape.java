@@ -337,8 +337,13 @@ public final class KeyedShape {
     }
     LogicalPlan base = node;
     boolean outer = holdsOuterJoin(base);
-    Optional<String> problem =
-        problemAbove(analyzed, base).or(() -> outer ? outerJoinProblem(base) : DefinitionShape.linearProblem(base, false));
+    boolean semi = holdsSemiJoin(base);
+    Optional<String> problem = problemAbove(analyzed, base).or(() -> {
+      if (semi && outer) {
+        return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under a window is not maintained incrementally yet");
+      }
+      return semi ? semiJoinProblem(base) : outer ? outerJoinProblem(base) : DefinitionShape.linearProblem(base, false);
+    });
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
@@ -405,6 +410,15 @@ public final class KeyedShape {
               + " touches; partitioning by a computed column is not maintained incrementally yet");
         }
         columns.add(column.get());
+      }
+      if (semi) {
+        // As for an aggregate over a semi join: keyed by the partition columns every read carries.
+        columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
+        if (columns.isEmpty()) {
+          return notKeyed("a window over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only"
+              + " when it is partitioned by a column the subquery's or the joined table's rows are matched on, so that a"
+              + " changed row of any table it reads tells which partition it touches");
+        }
       }
       Key key = new Key(columns);
       if (!keys.contains(key)) {

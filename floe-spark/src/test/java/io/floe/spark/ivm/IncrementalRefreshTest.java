@@ -1033,16 +1033,21 @@ class IncrementalRefreshTest {
       // Aggregates over them, grouped by the matched column (and another: the key is the matched one).
       {"vip_totals", "SELECT cust, COUNT(*) AS n, SUM(amount) AS total FROM orders WHERE cust IN (SELECT cust FROM vip WHERE tier <> 'x') GROUP BY cust"},
       {"other_amounts", "SELECT o.cust, o.amount, COUNT(*) AS n FROM orders o LEFT ANTI JOIN vip v ON v.cust = o.cust GROUP BY o.cust, o.amount"},
+      // A window partitioned by the matched column.
+      {"ranked_vip", "SELECT o.id, o.cust, o.amount, rank() OVER (PARTITION BY o.cust ORDER BY o.amount DESC) AS r"
+          + " FROM orders o LEFT SEMI JOIN vip v ON v.cust = o.cust"},
     };
     createIncremental(keyed);
     String notIn = "SELECT id, cust FROM orders WHERE cust NOT IN (SELECT cust FROM vip)";
     String scalar = "SELECT id, cust FROM orders WHERE amount > (SELECT AVG(amount) FROM orders)";
     String unselected = "SELECT id, amount FROM orders WHERE cust IN (SELECT cust FROM vip)";
     String byAmount = "SELECT amount, COUNT(*) AS n FROM orders WHERE cust IN (SELECT cust FROM vip) GROUP BY amount";
+    String perAmount = "SELECT id, amount, COUNT(*) OVER (PARTITION BY amount) AS n FROM orders WHERE cust IN (SELECT cust FROM vip)";
     spark.sql("CREATE MATERIALIZED VIEW not_in AS " + notIn);
     spark.sql("CREATE MATERIALIZED VIEW scalar AS " + scalar);
     spark.sql("CREATE MATERIALIZED VIEW unselected AS " + unselected);
     spark.sql("CREATE MATERIALIZED VIEW by_amount AS " + byAmount);
+    spark.sql("CREATE MATERIALIZED VIEW per_amount AS " + perAmount);
     assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "other_amounts", "definition"))
@@ -1062,6 +1067,7 @@ class IncrementalRefreshTest {
     assertRefreshedInFull("scalar", scalar, "scalar subqueries");
     assertRefreshedIncrementally("unselected", unselected);
     assertRefreshedInFull("by_amount", byAmount, "groups by a column the subquery's or the joined table's rows are matched on");
+    assertRefreshedInFull("per_amount", perAmount, "partitioned by a column the subquery's or the joined table's rows are matched on");
 
     // 10 turns silver (a VIP still, gold no more), 30 turns 'x', then every VIP goes.
     spark.sql("DELETE FROM vip WHERE cust = 10");

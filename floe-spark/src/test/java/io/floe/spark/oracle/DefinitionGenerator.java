@@ -349,8 +349,8 @@ final class DefinitionGenerator {
   /**
    * A filter by IN, EXISTS or NOT EXISTS, or their join forms LEFT SEMI and LEFT ANTI JOIN, on a
    * selected column (of the other table or of the same one: the rows with no greater value of their
-   * key), now and then under a GROUP BY of that column, or by NOT IN or a scalar subquery (refreshed
-   * in full).
+   * key), now and then under a GROUP BY or a window partitioned by that column, or by NOT IN or a
+   * scalar subquery (refreshed in full).
    */
   private OracleDefinition subquery(String t, List<String> one) {
     List<String> both = List.of("t1", "t2");
@@ -399,11 +399,17 @@ final class DefinitionGenerator {
                 "SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum, COUNT(DISTINCT s) AS s_distinct FROM {t1}"
                     + " WHERE k1 IN (SELECT k1 FROM {t2}" + optionalWhere(2) + ") GROUP BY k1",
                 both)
-            : new OracleDefinition(
-                OracleShape.SUBQUERY,
-                "SELECT a.k1, a.k2, COUNT(*) AS n, MIN(a.v) AS v_min FROM {t1} a LEFT ANTI JOIN {t2} b ON b.k1 = a.k1"
-                    + " GROUP BY a.k1, a.k2",
-                both);
+            : random.nextBoolean()
+                ? new OracleDefinition(
+                    OracleShape.SUBQUERY,
+                    "SELECT a.k1, a.k2, COUNT(*) AS n, MIN(a.v) AS v_min FROM {t1} a LEFT ANTI JOIN {t2} b ON b.k1 = a.k1"
+                        + " GROUP BY a.k1, a.k2",
+                    both)
+                : new OracleDefinition(
+                    OracleShape.SUBQUERY,
+                    "SELECT a.id, a.k1, dense_rank() OVER (PARTITION BY a.k1 ORDER BY a.v) AS v_rank FROM {t1} a"
+                        + " LEFT SEMI JOIN {t2} b ON b.k1 = a.k1",
+                    both);
       case 7:
         return new OracleDefinition(
             OracleShape.SUBQUERY_UNKEYED,
