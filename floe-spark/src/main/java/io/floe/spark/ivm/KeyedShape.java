@@ -447,11 +447,13 @@ public final class KeyedShape {
     }
     List<Integer> positions = new ArrayList<>();
     for (int p : key.get().positions()) {
-      Optional<KeyColumn> column = lineage.keyColumn(attributes.get(p));
-      if (column.isEmpty()) {
+      // The view column holding this very column: an outer join's condition puts both sides'
+      // key columns in one class, but the null-supplying side's is NULL where the other is not.
+      Optional<Integer> position = lineage.positionOf(attributes.get(p));
+      if (position.isEmpty()) {
         return Optional.empty();
       }
-      positions.add(column.get().positions().get(0));
+      positions.add(position.get());
     }
     return Optional.of(new Key(List.of(new KeyColumn(positions, key.get().sourceColumns()))));
   }
@@ -1067,6 +1069,20 @@ public final class KeyedShape {
     }
 
     /** The key column equal to {@code attribute}: the first view column in its class. */
+    /** The position of the view column whose value is {@code attribute} itself, selected or renamed. */
+    Optional<Integer> positionOf(Attribute attribute) {
+      for (int i = 0; i < output.size(); i++) {
+        ExprId id = output.get(i).exprId();
+        while (!id.equals(attribute.exprId()) && aliases.get(id) instanceof Attribute renamed) {
+          id = renamed.exprId();
+        }
+        if (id.equals(attribute.exprId())) {
+          return Optional.of(i);
+        }
+      }
+      return Optional.empty();
+    }
+
     Optional<KeyColumn> keyColumn(Attribute attribute) {
       ExprId root = root(attribute.exprId());
       for (int i = 0; i < output.size(); i++) {

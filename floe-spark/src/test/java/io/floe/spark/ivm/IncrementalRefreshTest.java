@@ -897,6 +897,18 @@ class IncrementalRefreshTest {
     String perMatch =
         "SELECT o.cust, c.cust AS c_cust, COUNT(o.id) AS orders, MAX(c.region) AS region"
             + " FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY o.cust, c.cust HAVING COUNT(*) > 0";
+    // Both sides' key columns grouped: the key is the preserved side's, even when the other is
+    // selected first or alone (the preserved one then kept hidden).
+    String bothKeys =
+        "SELECT c.cust AS cc, o.cust AS oc, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust"
+            + " GROUP BY o.cust, c.cust";
+    String otherKeyOnly =
+        "SELECT c.cust, c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust"
+            + " GROUP BY o.cust, c.cust, c.region";
+    String fullKeys =
+        "SELECT c.cust AS cc, o.cust AS oc, COUNT(*) AS n FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY c.cust, o.cust";
+    String otherKeyWindow =
+        "SELECT c.cust, o.id, COUNT(*) OVER (PARTITION BY o.cust) AS n FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
     String perRegion = "SELECT c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust GROUP BY c.region";
     // Windows over outer joins, partitioned by the join key (or by the other side's column: in full).
     String ranked =
@@ -920,8 +932,17 @@ class IncrementalRefreshTest {
     // keeps o.cust in a hidden column (HiddenKeys).
     String[][] keyed = {
       {"lft", left}, {"rgt", right}, {"fll", full}, {"usng", using}, {"right_key_only", rightKeyOnly},
-      {"per_customer", perCustomer}, {"per_match", perMatch}, {"ranked", ranked}
+      {"per_customer", perCustomer}, {"per_match", perMatch}, {"ranked", ranked},
+      {"both_keys", bothKeys}, {"other_key_only", otherKeyOnly}, {"full_keys", fullKeys}, {"other_key_window", otherKeyWindow}
     };
+    for (String[] mv : java.util.Arrays.copyOfRange(keyed, keyed.length - 4, keyed.length)) {
+      spark.sql("CREATE MATERIALIZED VIEW " + mv[0] + " REFRESH POLICY INCREMENTAL AS " + mv[1]);
+    }
+    // cc is o.cust's or NULL, so the first non-null of the two is o.cust's.
+    assertThat(ExplainedRefresh.detail(spark, "both_keys", "definition"))
+        .isEqualTo("GROUP BY over an outer join, recomputed by group (coalesce(oc, cc))");
+    assertThat(ExplainedRefresh.detail(spark, "full_keys", "definition"))
+        .isEqualTo("GROUP BY over an outer join, recomputed by group (coalesce(cc, oc))");
 
     // Order 5 gains a customer, orders of 20 lose theirs, customer 10's duplicate goes, a NULL key arrives.
     spark.sql("INSERT INTO customers VALUES (50, 'north'), (NULL, 'void')");

@@ -514,15 +514,17 @@ final class DefinitionGenerator {
       case 5:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
-            "SELECT a.k1, b.s AS b_s, COUNT(*) AS n, SUM(a.v) AS v_sum, COUNT(DISTINCT b.id) AS b_ids, MIN(b.d) AS b_d_min"
-                + " FROM {t1} a LEFT JOIN {t2} b ON " + on + " GROUP BY a.k1, b.s"
+            (random.nextBoolean() ? "SELECT a.k1, b.s AS b_s" : "SELECT b.k1 AS b_k1, b.s AS b_s")
+                + ", COUNT(*) AS n, SUM(a.v) AS v_sum, COUNT(DISTINCT b.id) AS b_ids, MIN(b.d) AS b_d_min"
+                + " FROM {t1} a LEFT JOIN {t2} b ON " + on + " GROUP BY b.k1, a.k1, b.s"
                 + (random.nextBoolean() ? " HAVING COUNT(*) > 1" : ""),
             both);
       case 6:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
-            "SELECT a.k1, b.k1 AS b_k1, COUNT(a.id) AS n, AVG(b.v) AS b_v_avg FROM {t1} a FULL JOIN {t2} b ON " + on
-                + " GROUP BY a.k1, b.k1",
+            (random.nextBoolean() ? "SELECT a.k1, b.k1 AS b_k1" : "SELECT b.k1 AS b_k1, a.k1")
+                + ", COUNT(a.id) AS n, AVG(b.v) AS b_v_avg FROM {t1} a FULL JOIN {t2} b ON " + on
+                + (random.nextBoolean() ? " GROUP BY a.k1, b.k1" : " GROUP BY b.k1, a.k1"),
             both);
       case 7:
         return new OracleDefinition(
