@@ -255,12 +255,7 @@ public final class KeyedShape {
     LogicalPlan child = aggregate.child();
     boolean semi = holdsSemiJoin(child);
     boolean outer = holdsOuterJoin(child);
-    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> {
-      if (semi && outer) {
-        return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under GROUP BY is not maintained incrementally yet");
-      }
-      return semi ? semiJoinProblem(child) : outer ? outerJoinProblem(child) : DefinitionShape.linearProblem(child, false);
-    });
+    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> recomputedInputProblem(child, "GROUP BY"));
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
@@ -296,13 +291,9 @@ public final class KeyedShape {
       return keyed(operator, List.of(key.get()));
     }
     if (semi) {
-      // Keyed by the grouping columns every read carries: the groups of a touched value are
-      // recomputed together, and a changed row of any table tells its value.
       columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
       if (columns.isEmpty()) {
-        return notKeyed("an aggregate over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only"
-            + " when it groups by a column the subquery's or the joined table's rows are matched on, so that a changed"
-            + " row of any table it reads tells which group it touches");
+        return notKeyed(semiJoinKeyProblem("an aggregate", "groups by", "group"));
       }
     }
     return keyed(operator, List.of(new Key(columns)));
@@ -311,6 +302,32 @@ public final class KeyedShape {
   /** Whether {@code plan} holds an outer join. */
   private static boolean holdsOuterJoin(LogicalPlan plan) {
     return plan.exists(n -> n instanceof Join && isOuter(((Join) n).joinType()));
+  }
+
+  /**
+   * Why {@code input}, under a GROUP BY or window ({@code above}) whose groups or partitions are
+   * recomputed by key, cannot be: it must be filters, projections and inner joins with outer joins
+   * or with IN, EXISTS and semi-join filters, not both.
+   */
+  private static Optional<String> recomputedInputProblem(LogicalPlan input, String above) {
+    boolean semi = holdsSemiJoin(input);
+    boolean outer = holdsOuterJoin(input);
+    if (semi && outer) {
+      return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under " + above
+          + " is not maintained incrementally yet");
+    }
+    return semi ? semiJoinProblem(input) : outer ? outerJoinProblem(input) : DefinitionShape.linearProblem(input, false);
+  }
+
+  /**
+   * Why an aggregate or a window over a semi join is not keyed: over a semi join, its key is the
+   * grouping or partition columns every read carries, so that the groups or partitions of a
+   * touched value are recomputed together and a changed row of any table tells its value.
+   */
+  private static String semiJoinKeyProblem(String what, String keyedBy, String unit) {
+    return what + " over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only when it "
+        + keyedBy + " a column the subquery's or the joined table's rows are matched on, so that a changed row of any"
+        + " table it reads tells which " + unit + " it touches";
   }
 
   /** Whether every read of a source table has a column equal to the view's {@code column}. */
@@ -338,12 +355,7 @@ public final class KeyedShape {
     LogicalPlan base = node;
     boolean outer = holdsOuterJoin(base);
     boolean semi = holdsSemiJoin(base);
-    Optional<String> problem = problemAbove(analyzed, base).or(() -> {
-      if (semi && outer) {
-        return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under a window is not maintained incrementally yet");
-      }
-      return semi ? semiJoinProblem(base) : outer ? outerJoinProblem(base) : DefinitionShape.linearProblem(base, false);
-    });
+    Optional<String> problem = problemAbove(analyzed, base).or(() -> recomputedInputProblem(base, "a window"));
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
@@ -412,12 +424,9 @@ public final class KeyedShape {
         columns.add(column.get());
       }
       if (semi) {
-        // As for an aggregate over a semi join: keyed by the partition columns every read carries.
         columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
         if (columns.isEmpty()) {
-          return notKeyed("a window over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only"
-              + " when it is partitioned by a column the subquery's or the joined table's rows are matched on, so that a"
-              + " changed row of any table it reads tells which partition it touches");
+          return notKeyed(semiJoinKeyProblem("a window", "is partitioned by", "partition"));
         }
       }
       Key key = new Key(columns);
