@@ -337,19 +337,23 @@ public final class DefinitionShape {
     }
     Optional<KeyedShape.Verdict> verdict = KeyedShape.classify(analyzed);
     if (verdict.isPresent()) {
-      return verdict.get().shape()
-          .map(k -> new DefinitionShape(Kind.KEYED, "", List.of(), parsed, k, List.of(), Map.of()))
-          .orElseGet(() -> notIncremental(verdict.get().reason()));
+      if (verdict.get().shape().isPresent()) {
+        return new DefinitionShape(Kind.KEYED, "", List.of(), parsed, verdict.get().shape().get(), List.of(), Map.of());
+      }
+      if (!OuterJoinDelta.mayApply(analyzed)) {
+        return notIncremental(verdict.get().reason());
+      }
+      // Not keyed by its join key: an outer join's own delta rule may still maintain it.
     }
     if (analyzed instanceof Aggregate) {
       Aggregate aggregate = (Aggregate) analyzed;
-      Optional<String> notLinear = linearProblem(aggregate.child(), false, references);
+      Optional<String> notLinear = OuterJoinDelta.problem(aggregate.child(), references);
       if (notLinear.isPresent()) {
         return notIncremental(notLinear.get());
       }
       return ofAggregate(parsed, aggregate);
     }
-    Optional<String> notLinear = linearProblem(analyzed, false, references);
+    Optional<String> notLinear = OuterJoinDelta.problem(analyzed, references);
     if (notLinear.isPresent()) {
       return notIncremental(notLinear.get());
     }
@@ -445,7 +449,7 @@ public final class DefinitionShape {
    * while its hidden count is positive.
    */
   private static DefinitionShape ofDistinct(LogicalPlan parsed, Distinct distinct, int references) {
-    Optional<String> notLinear = linearProblem(distinct.child(), false, references);
+    Optional<String> notLinear = OuterJoinDelta.problem(distinct.child(), references);
     if (notLinear.isPresent()) {
       return notIncremental(notLinear.get());
     }

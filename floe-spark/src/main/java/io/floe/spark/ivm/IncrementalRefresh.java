@@ -319,7 +319,15 @@ public final class IncrementalRefresh {
     for (int m = 0; m < moved.size(); m++) {
       // A source read more than once (a self-join) gives one term per read.
       for (int read = 0; read < reads.size(); read++) {
-        if (reads.get(read) == moved.get(m)) {
+        if (reads.get(read) != moved.get(m)) {
+          continue;
+        }
+        Optional<Terms> outer =
+            outerJoinTerms(mv, definition, names, sources, oldSources, read, changes.inserted().get(m), changes.deleted().get(m));
+        if (outer.isPresent()) {
+          fromInserted.add(outer.get().inserted());
+          fromDeleted.add(outer.get().deleted());
+        } else {
           fromInserted.add(term(mv, definition, names, sources, oldSources, read, changes.inserted().get(m)));
           fromDeleted.add(term(mv, definition, names, sources, oldSources, read, changes.deleted().get(m)));
         }
@@ -358,6 +366,49 @@ public final class IncrementalRefresh {
   }
 
   /**
+   * The term of read number {@code changed} when it is on the side of an outer join that may not
+   * match ({@link OuterJoinDelta}): the definition with that read at its new snapshot as the rows
+   * gained, the same at its old snapshot as the rows lost, the join's other side restricted in both
+   * to its rows matching a row the change inserted or deleted. Empty when the read is under no such
+   * join, and its term is {@link #term}'s.
+   */
+  private Optional<Terms> outerJoinTerms(
+      MaterializedView mv,
+      LogicalPlan definition,
+      List<String> names,
+      List<Source> sources,
+      List<Source> oldSources,
+      int changed,
+      String insertedView,
+      String deletedView) {
+    String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
+    List<List<String>> changedParts = new ArrayList<>();
+    int[] changedIndex = {-1};
+    LogicalPlan marked =
+        read(mv, definition, sources, oldSources, changed, (parts, index) -> {
+          changedParts.add(parts);
+          changedIndex[0] = index;
+          return aliased(parts, relation(marker));
+        });
+    Optional<LogicalPlan> restricted =
+        OuterJoinDelta.restricted(
+            marked,
+            marker,
+            alias -> aliased(changedParts.get(0),
+                new org.apache.spark.sql.catalyst.plans.logical.Union(
+                    Scala.seq(List.of(relation(insertedView), relation(deletedView))), false, false)));
+    if (restricted.isEmpty()) {
+      return Optional.empty();
+    }
+    List<String> parts = changedParts.get(0);
+    LogicalPlan gained =
+        OuterJoinDelta.replaceMarker(restricted.get(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
+    LogicalPlan lost =
+        OuterJoinDelta.replaceMarker(restricted.get(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
+    return Optional.of(new Terms(rows(gained, names), rows(lost, names)));
+  }
+
+  /**
    * One term of the change: the definition with table reference number {@code changed} replaced
    * by the rows of {@code view}, the references before it read at their source's new snapshot and
    * those after it at the old one. Over the references of all changed sources, the terms add up
@@ -371,28 +422,61 @@ public final class IncrementalRefresh {
       List<Source> oldSources,
       int changed,
       String view) {
+    return rows(read(mv, definition, sources, oldSources, changed, (parts, index) -> aliased(parts, relation(view))), names);
+  }
+
+  /** What replaces the changed read of a term, given the name it was written as and its source index. */
+  @FunctionalInterface
+  private interface ChangedRead {
+    LogicalPlan replace(List<String> parts, int index);
+  }
+
+  /**
+   * The definition with its table reference number {@code changed} replaced by {@code changedRead},
+   * the references before it read at their source's new snapshot and those after it at the old one.
+   */
+  private LogicalPlan read(
+      MaterializedView mv,
+      LogicalPlan definition,
+      List<Source> sources,
+      List<Source> oldSources,
+      int changed,
+      ChangedRead changedRead) {
     int[] visited = {0};
-    LogicalPlan plan =
-        pinning.substitute(
-            definition,
-            mv.defaultCatalog(),
-            mv.defaultNamespace(),
-            (parts, name) -> {
-              int index = indexOf(sources, name.toString());
-              int position = visited[0]++;
-              if (position == changed) {
-                return new SubqueryAlias(
-                    new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))),
-                    new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false));
-              }
-              Source source = position < changed ? sources.get(index) : oldSources.get(index);
-              LogicalPlan read = pinning.read(parts, source);
-              // A source that had no snapshot yet was empty at the old state.
-              return source.snapshot().isEmpty()
-                  ? new org.apache.spark.sql.catalyst.plans.logical.Filter(
-                      org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(false), read)
-                  : read;
-            });
+    return pinning.substitute(
+        definition,
+        mv.defaultCatalog(),
+        mv.defaultNamespace(),
+        (parts, name) -> {
+          int index = indexOf(sources, name.toString());
+          int position = visited[0]++;
+          if (position == changed) {
+            return changedRead.replace(parts, index);
+          }
+          return readAt(parts, position < changed ? sources.get(index) : oldSources.get(index));
+        });
+  }
+
+  /** A read of {@code source} at its pinned snapshot; a source that had no snapshot yet was empty. */
+  private LogicalPlan readAt(List<String> parts, Source source) {
+    LogicalPlan read = pinning.read(parts, source);
+    return source.snapshot().isEmpty()
+        ? new org.apache.spark.sql.catalyst.plans.logical.Filter(
+            org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(false), read)
+        : read;
+  }
+
+  /** {@code plan} under the name a table reference was written as, for the definition's column references. */
+  private static LogicalPlan aliased(List<String> parts, LogicalPlan plan) {
+    return new SubqueryAlias(
+        new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), plan);
+  }
+
+  private static LogicalPlan relation(String view) {
+    return new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false);
+  }
+
+  private Dataset<Row> rows(LogicalPlan plan, List<String> names) {
     return org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).toDF(names.toArray(new String[0]));
   }
 
@@ -960,8 +1044,13 @@ public final class IncrementalRefresh {
     List<Optional<KeyNarrowing>> narrowings = new ArrayList<>();
     Dataset<Row> fresh =
         aggregatedRows(spark, pinning, mv, shape, pinned, rows -> {
+          // Not under an outer join: a row of the side that may not match, left out by a narrowed
+          // read, would make the rows it matched stand NULL-padded in another group.
+          LogicalPlan analyzed = rows.queryExecution().analyzed();
           Optional<KeyNarrowing> narrowing =
-              touched.flatMap(t -> KeyNarrowing.of(rows.queryExecution().analyzed(), groupKey(rows, keys), t));
+              OuterJoinDelta.holdsOuterJoin(analyzed)
+                  ? Optional.empty()
+                  : touched.flatMap(t -> KeyNarrowing.of(analyzed, groupKey(rows, keys), t));
           narrowings.add(narrowing);
           Dataset<Row> read =
               narrowing.<Dataset<Row>>map(n -> org.apache.spark.sql.classic.Dataset.ofRows(spark, n.plan())).orElse(rows);

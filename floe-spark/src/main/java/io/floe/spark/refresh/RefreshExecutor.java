@@ -483,7 +483,7 @@ public final class RefreshExecutor {
     lines.add(new String[] {"materialized view", mv.name().toString()});
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
     lines.add(new String[] {"storage layout", mv.layout().name()});
-    lines.add(new String[] {"definition", describeShape(mv, shape)});
+    lines.add(new String[] {"definition", describeShape(mv, shape, analyzed)});
     Optional<String> blocker = incrementalBlocker(mv, storage, shape);
     boolean sourcesMoved = false;
     String strategy = null;
@@ -584,10 +584,10 @@ public final class RefreshExecutor {
         : ", add the change's row counts per group and value to the stored ones for COUNT(DISTINCT)";
   }
 
-  private static String describeShape(MaterializedView mv, DefinitionShape shape) {
+  private static String describeShape(MaterializedView mv, DefinitionShape shape, LogicalPlan analyzed) {
     switch (shape.kind()) {
       case LINEAR:
-        return "filters and projections over one source (linear)";
+        return "filters and projections over " + inputs(analyzed) + " (linear)";
       case AGGREGATE:
         List<String> columns = new ArrayList<>(mv.viewColumns());
         columns.addAll(mv.hiddenKeys().described());
@@ -595,7 +595,7 @@ public final class RefreshExecutor {
         for (int i = 0; i < columns.size() && i < shape.roles().size(); i++) {
           parts.add(columns.get(i) + ": " + shape.roles().get(i).name().toLowerCase().replace('_', ' '));
         }
-        return "GROUP BY over one source (" + String.join(", ", parts) + ")";
+        return "GROUP BY over " + inputs(analyzed) + " (" + String.join(", ", parts) + ")";
       case KEYED:
         List<String> named = new ArrayList<>(mv.viewColumns());
         named.addAll(mv.hiddenKeys().described());
@@ -603,6 +603,26 @@ public final class RefreshExecutor {
       default:
         return "not incremental: " + shape.reason();
     }
+  }
+
+  /**
+   * What a linear or aggregate definition reads: one source, or its joins, an outer join's side
+   * that may not match named with its rule ({@code io.floe.spark.ivm.OuterJoinDelta}).
+   */
+  private static String inputs(LogicalPlan analyzed) {
+    List<String> joins = new ArrayList<>();
+    analyzed.foreach(node -> {
+      if (node instanceof org.apache.spark.sql.catalyst.plans.logical.Join join) {
+        joins.add(join.joinType().sql());
+      }
+      return scala.runtime.BoxedUnit.UNIT;
+    });
+    if (joins.isEmpty()) {
+      return "one source";
+    }
+    boolean outer = joins.stream().anyMatch(j -> j.contains("OUTER"));
+    return "joins (" + String.join(", ", joins) + ")"
+        + (outer ? "; a change of an outer join's side that may not match recomputes, new minus old, the rows it matches" : "");
   }
 
   /** Why this MV cannot be refreshed incrementally now, if it cannot. */

@@ -483,7 +483,7 @@ final class DefinitionGenerator {
   private OracleDefinition outerJoin() {
     List<String> both = List.of("t1", "t2");
     String on = random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2";
-    switch (random.nextInt(9)) {
+    switch (random.nextInt(10)) {
       case 0:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
@@ -509,7 +509,7 @@ final class DefinitionGenerator {
       case 4:
         return new OracleDefinition(
             OracleShape.HIDDEN_KEY,
-            "SELECT a.id, b.id AS b_id, b.k1 AS b_k1 FROM {t1} a LEFT JOIN {t2} b ON a.k1 = b.k1",
+            "SELECT a.id, b.id AS b_id, b.k1 AS b_k1 FROM {t1} a FULL JOIN {t2} b ON a.k1 = b.k1",
             both);
       case 5:
         return new OracleDefinition(
@@ -532,6 +532,8 @@ final class DefinitionGenerator {
             "SELECT a.id, a.k1, b.s AS b_s, COUNT(*) OVER (PARTITION BY a.k1) AS per_k1,"
                 + " SUM(b.v) OVER (PARTITION BY a.k1) AS b_v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on,
             both);
+      case 8:
+        return outerJoinDelta(on);
       default:
         return random.nextBoolean()
             ? new OracleDefinition(
@@ -540,8 +542,49 @@ final class DefinitionGenerator {
                 both)
             : new OracleDefinition(
                 OracleShape.OUTER_JOIN_UNKEYED,
-                "SELECT b.s AS b_s, SUM(a.v) AS v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on + " GROUP BY b.s",
+                "SELECT b.s AS b_s, SUM(a.v) AS v_sum FROM {t1} a FULL JOIN {t2} b ON " + on + " GROUP BY b.s",
                 both);
+    }
+  }
+
+  /**
+   * LEFT and RIGHT joins neither selected nor grouped by their key: grouped by the columns of the
+   * side that may not match, DISTINCT, a select list without the key, a chain of two LEFT JOINs
+   * reading a table twice. They follow the outer join's own delta rule.
+   */
+  private OracleDefinition outerJoinDelta(String on) {
+    List<String> both = List.of("t1", "t2");
+    String where = random.nextBoolean() ? " WHERE a.v > 1.00 OR b.s IS NULL" : "";
+    switch (random.nextInt(5)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT b.s AS b_s, COUNT(*) AS n, COUNT(b.id) AS matched, SUM(a.v) AS v_sum, AVG(a.v) AS v_avg,"
+                + " MIN(a.v) AS v_min, MAX(b.d) AS b_d_max, COUNT(DISTINCT a.k2) AS k2s FROM {t1} a LEFT JOIN {t2} b ON "
+                + on + where + " GROUP BY b.s",
+            both);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT a.s AS a_s, b.k2 AS b_k2, COUNT(a.id) AS n, SUM(b.v) AS v_sum FROM {t1} a RIGHT JOIN {t2} b ON " + on
+                + " GROUP BY a.s, b.k2",
+            both);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT DISTINCT a.k2, b.s AS b_s FROM {t1} a LEFT JOIN {t2} b ON " + on + where,
+            both);
+      case 3:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT a.id, a.v, b.s AS b_s, b.d AS b_d FROM {t1} a LEFT JOIN {t2} b ON " + on + where,
+            both);
+      default:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT c.s AS c_s, b.s AS b_s, COUNT(*) AS n, SUM(a.v) AS v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on
+                + " LEFT JOIN {t1} c ON b.k2 = c.k2 GROUP BY c.s, b.s",
+            both);
     }
   }
 

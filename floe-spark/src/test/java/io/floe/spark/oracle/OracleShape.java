@@ -15,6 +15,7 @@ enum OracleShape {
   HAVING(true),
   OUTER_JOIN(true),
   OUTER_JOIN_UNKEYED(false),
+  OUTER_JOIN_DELTA(true),
   GLOBAL_AGGREGATE(true),
   GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(true),
