@@ -527,7 +527,51 @@ public final class KeyedShape {
         "an IN or EXISTS subquery or a semi or anti join is maintained incrementally only when the view selects a column"
             + " its rows are matched on (IN's value, or one side of an equality between the subquery's or the joined table"
             + " and the outer one) and every other table the definition reads is joined on that column too, so that a"
-            + " changed row of any of them tells which view rows it touches");
+            + " changed row of any of them tells which view rows it touches" + matchedThroughCast(analyzed));
+  }
+
+  /**
+   * For a reason: the first match of a semi join or subquery that compares a column through a
+   * CAST (Spark casts one side where the two columns' types differ), which no key can follow.
+   */
+  private static String matchedThroughCast(LogicalPlan analyzed) {
+    List<String> found = new ArrayList<>();
+    analyzed.foreach(
+        node -> {
+          for (Expression expression : Scala.list(node.expressions())) {
+            expression.foreach(
+                e -> {
+                  List<Expression> compared = new ArrayList<>();
+                  if (e instanceof EqualTo equality && (node instanceof Join || isCorrelated(equality))) {
+                    compared.add(equality.left());
+                    compared.add(equality.right());
+                  } else if (e instanceof InSubquery in) {
+                    compared.addAll(Scala.list(in.values()));
+                  } else if (e instanceof SubqueryExpression subquery) {
+                    String inner = matchedThroughCast(subquery.plan());
+                    if (!inner.isEmpty()) {
+                      found.add(inner.substring(2));
+                    }
+                  }
+                  for (Expression side : compared) {
+                    if (side instanceof org.apache.spark.sql.catalyst.expressions.Cast cast) {
+                      Expression child = cast.child() instanceof OuterReference outer ? (Expression) outer.e() : cast.child();
+                      if (child instanceof Attribute attribute) {
+                        found.add(attribute.name() + " is matched through a CAST from " + attribute.dataType().sql()
+                            + " to " + cast.dataType().sql());
+                      }
+                    }
+                  }
+                  return scala.runtime.BoxedUnit.UNIT;
+                });
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return found.isEmpty() ? "" : "; " + found.get(0) + " (the columns' types differ): give both columns one type";
+  }
+
+  private static boolean isCorrelated(EqualTo equality) {
+    return equality.exists(e -> e instanceof OuterReference);
   }
 
   /**

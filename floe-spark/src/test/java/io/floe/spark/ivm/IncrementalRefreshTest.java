@@ -1149,6 +1149,13 @@ class IncrementalRefreshTest {
     spark.sql("CREATE MATERIALIZED VIEW unselected AS " + unselected);
     spark.sql("CREATE MATERIALIZED VIEW by_amount AS " + byAmount);
     spark.sql("CREATE MATERIALIZED VIEW per_amount AS " + perAmount);
+    // Matched on columns of different types, Spark casts one side, and no key follows a cast.
+    spark.sql("CREATE TABLE vip_wide (cust BIGINT) USING iceberg");
+    spark.sql("INSERT INTO vip_wide VALUES (10), (30)");
+    String castJoin = "SELECT o.id, o.cust FROM orders o LEFT SEMI JOIN vip_wide w ON w.cust = o.cust";
+    String castIn = "SELECT id, cust FROM orders WHERE cust IN (SELECT cust FROM vip_wide)";
+    spark.sql("CREATE MATERIALIZED VIEW cast_join AS " + castJoin);
+    spark.sql("CREATE MATERIALIZED VIEW cast_in AS " + castIn);
     assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "other_amounts", "definition"))
@@ -1169,6 +1176,8 @@ class IncrementalRefreshTest {
     assertRefreshedIncrementally("unselected", unselected);
     assertRefreshedInFull("by_amount", byAmount, "groups by a column the subquery's or the joined table's rows are matched on");
     assertRefreshedInFull("per_amount", perAmount, "partitioned by a column the subquery's or the joined table's rows are matched on");
+    assertRefreshedInFull("cast_join", castJoin, "cust is matched through a CAST from INT to BIGINT (the columns' types differ)");
+    assertRefreshedInFull("cast_in", castIn, "cust is matched through a CAST from INT to BIGINT (the columns' types differ)");
 
     // 10 turns silver (a VIP still, gold no more), 30 turns 'x', then every VIP goes.
     spark.sql("DELETE FROM vip WHERE cust = 10");
