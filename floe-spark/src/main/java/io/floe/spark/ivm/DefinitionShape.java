@@ -311,7 +311,16 @@ public final class DefinitionShape {
     if (parsed instanceof UnresolvedWith with) {
       // Common table expressions (a pipeline's temporary views among them) are classified with
       // their bodies inlined, and stay around the main query of the augmented definition.
-      DefinitionShape inner = of(with.child(), new InlineCTE(true, false).apply(analyzed), references);
+      LogicalPlan inlinedAnalyzed = new InlineCTE(true, false).apply(analyzed);
+      DefinitionShape inner = of(with.child(), inlinedAnalyzed, references);
+      if (inner.augmentedParsed == null && OuterJoinDelta.holdsOuterJoin(inlinedAnalyzed)) {
+        // An outer join's delta rule takes a term per read: with the expressions inlined, each
+        // read of their tables is a reference of its own.
+        Optional<LogicalPlan> inlined = CteInlining.inline(parsed);
+        if (inlined.isPresent()) {
+          return of(inlined.get(), inlinedAnalyzed, io.floe.spark.refresh.SourcePinning.tableReferenceCount(inlined.get()).orElse(-1));
+        }
+      }
       if (inner.augmentedParsed == null) {
         return inner;
       }

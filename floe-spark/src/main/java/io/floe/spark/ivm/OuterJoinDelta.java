@@ -55,8 +55,8 @@ final class OuterJoinDelta {
    * linear once its LEFT and RIGHT outer joins follow this rule.
    *
    * @param references as for {@link DefinitionShape#linearProblem(LogicalPlan, boolean, int)}: -1
-   *     when the definition has common table expressions, whose bodies the refresh does not look
-   *     into for outer joins
+   *     when the definition has common table expressions; the rule needs them inlined ({@link
+   *     CteInlining}), each read of their tables a reference of its own
    */
   static Optional<String> problem(LogicalPlan plan, int references) {
     List<Join> outer = outerJoins(plan);
@@ -64,8 +64,8 @@ final class OuterJoinDelta {
       return DefinitionShape.linearProblem(plan, false, references);
     }
     if (references < 0) {
-      return Optional.of("an outer join in a definition with common table expressions is maintained incrementally only"
-          + " when keyed by its join key; not otherwise yet");
+      // Classified again with its common table expressions inlined (DefinitionShape).
+      return Optional.of("an outer join in a recursive common table expression is not maintained incrementally");
     }
     for (Join join : outer) {
       if (join.joinType() instanceof FullOuter$) {

@@ -1000,6 +1000,14 @@ class IncrementalRefreshTest {
         "SELECT r.manager, c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust"
             + " LEFT JOIN regions r ON c.region = r.region GROUP BY r.manager, c.region";
     String withoutKey = "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON o.cust = c.cust";
+    // Common table expressions (a pipeline's temporary views) are inlined, one referenced twice read twice.
+    String throughCtes =
+        "WITH f AS (SELECT * FROM orders WHERE amount > 0), d AS (SELECT cust, region FROM customers)"
+            + " SELECT d.region, COUNT(*) AS n, SUM(f.amount) AS total FROM f LEFT JOIN d ON f.cust = d.cust GROUP BY d.region";
+    String cteTwice =
+        "WITH d AS (SELECT cust, region FROM customers WHERE tier < 3)"
+            + " SELECT d1.region, d2.region AS again, COUNT(*) AS n FROM orders o LEFT JOIN d d1 ON o.cust = d1.cust"
+            + " LEFT JOIN d d2 ON d1.cust = d2.cust GROUP BY d1.region, d2.region";
     String nested =
         "SELECT r.manager, COUNT(*) AS n FROM regions r LEFT JOIN (customers c LEFT JOIN orders o ON o.cust = c.cust)"
             + " ON c.region = r.region GROUP BY r.manager";
@@ -1008,7 +1016,8 @@ class IncrementalRefreshTest {
     String nonEqui = "SELECT c.region, COUNT(*) AS n FROM orders o LEFT JOIN customers c ON o.cust < c.cust GROUP BY c.region";
     String[][] views = {
       {"per_region", perRegion}, {"per_tier", perTier}, {"regions_seen", regionsSeen}, {"right_join", rightJoin},
-      {"using_join", using}, {"per_manager", perManager}, {"without_key", withoutKey}
+      {"using_join", using}, {"per_manager", perManager}, {"without_key", withoutKey}, {"through_ctes", throughCtes},
+      {"cte_twice", cteTwice}
     };
     createIncremental(views);
     spark.sql("CREATE MATERIALIZED VIEW nested AS " + nested);
