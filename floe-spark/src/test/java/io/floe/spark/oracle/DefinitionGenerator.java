@@ -483,7 +483,10 @@ final class DefinitionGenerator {
   private OracleDefinition outerJoin() {
     List<String> both = List.of("t1", "t2");
     String on = random.nextBoolean() ? "a.k1 = b.k1" : "a.k1 = b.k1 AND a.k2 = b.k2";
-    switch (random.nextInt(10)) {
+    if (random.nextInt(3) == 0) {
+      return outerJoinDelta(on);
+    }
+    switch (random.nextInt(9)) {
       case 0:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN,
@@ -532,8 +535,6 @@ final class DefinitionGenerator {
             "SELECT a.id, a.k1, b.s AS b_s, COUNT(*) OVER (PARTITION BY a.k1) AS per_k1,"
                 + " SUM(b.v) OVER (PARTITION BY a.k1) AS b_v_sum FROM {t1} a LEFT JOIN {t2} b ON " + on,
             both);
-      case 8:
-        return outerJoinDelta(on);
       default:
         return random.nextBoolean()
             ? new OracleDefinition(
@@ -550,12 +551,19 @@ final class DefinitionGenerator {
   /**
    * LEFT and RIGHT joins neither selected nor grouped by their key: grouped by the columns of the
    * side that may not match, DISTINCT, a select list without the key, a chain of two LEFT JOINs
-   * reading a table twice. They follow the outer join's own delta rule.
+   * reading a table twice, through a common table expression. They follow the outer join's own
+   * delta rule.
    */
   private OracleDefinition outerJoinDelta(String on) {
     List<String> both = List.of("t1", "t2");
     String where = random.nextBoolean() ? " WHERE a.v > 1.00 OR b.s IS NULL" : "";
-    switch (random.nextInt(5)) {
+    switch (random.nextInt(6)) {
+      case 5:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "WITH b AS (SELECT * FROM {t2} WHERE k2 IS NULL OR k2 < 3) SELECT b.s AS b_s, b.k2 AS b_k2, COUNT(*) AS n,"
+                + " MAX(a.v) AS v_max FROM {t1} a LEFT JOIN b ON " + on + " GROUP BY b.s, b.k2",
+            both);
       case 0:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN_DELTA,
