@@ -116,6 +116,7 @@ public final class IncrementalRefresh {
     List<Integer> moved = new ArrayList<>();
     List<Dataset<Row>> zsets = new ArrayList<>();
     List<Boolean> appends = new ArrayList<>();
+    List<Boolean> small = new ArrayList<>();
     List<String> operations = new ArrayList<>();
     boolean appendOnly = true;
     for (int i = 0; i < sources.size(); i++) {
@@ -176,6 +177,7 @@ public final class IncrementalRefresh {
       Dataset<Row> zset = delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS ? delta.zset().coalesce(1) : delta.zset();
       zsets.add(logicalRows(zset, source));
       appends.add(delta.kind() == ChangeKind.APPEND_ONLY);
+      small.add(delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS);
     }
     ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {
@@ -189,6 +191,7 @@ public final class IncrementalRefresh {
     String suffix = UUID.randomUUID().toString().replace("-", "");
     String changes = "__floe_changes_" + suffix;
     List<String> views = new ArrayList<>();
+    List<Dataset<Row>> cached = new ArrayList<>();
     try {
       Summary summary;
       StorageMerge merge;
@@ -197,7 +200,7 @@ public final class IncrementalRefresh {
       // The rows expectations judged: their rejected ones are quarantined once the change committed.
       Optional<Dataset<Row>> judged = Optional.empty();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
-        ChangeViews changed = ChangeViews.of(zsets, appends, suffix, views);
+        ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views, cached);
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
@@ -237,7 +240,7 @@ public final class IncrementalRefresh {
         } else {
           Terms terms =
               terms(mv, shape.augmentedParsed().orElseThrow(), mv.viewColumns(), sources, oldSources, moved,
-                  ChangeViews.of(zsets, appends, suffix, views));
+                  ChangeViews.of(zsets, appends, small, suffix, views, cached));
           Dataset<Row> inserted = terms.inserted();
           Dataset<Row> deleted = terms.deleted();
           if (!check.isEmpty()) {
@@ -264,6 +267,7 @@ public final class IncrementalRefresh {
       return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, reason, expectations, warnings);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
+      cached.forEach(d -> d.unpersist(false));
       spark.catalog().dropTempView(changes);
     }
   }
@@ -283,8 +287,18 @@ public final class IncrementalRefresh {
    * An appending change deletes nothing, and its deleted rows are a filter Spark knows to be empty,
    * so every term over them is pruned from the plan instead of run over no rows.
    */
-  private record ChangeViews(List<String> inserted, List<String> deleted) {
-    static ChangeViews of(List<Dataset<Row>> zsets, List<Boolean> appends, String suffix, List<String> views) {
+  private record ChangeViews(List<String> inserted, List<String> deleted, List<Boolean> small, List<Dataset<Row>> cached) {
+    /**
+     * @param small by moved source, whether its change is small enough to broadcast
+     * @param cached collects what the terms cache, for the refresh to release when it ends
+     */
+    static ChangeViews of(
+        List<Dataset<Row>> zsets,
+        List<Boolean> appends,
+        List<Boolean> small,
+        String suffix,
+        List<String> views,
+        List<Dataset<Row>> cached) {
       List<String> inserted = new ArrayList<>();
       List<String> deleted = new ArrayList<>();
       for (int m = 0; m < zsets.size(); m++) {
@@ -296,7 +310,7 @@ public final class IncrementalRefresh {
       }
       views.addAll(inserted);
       views.addAll(deleted);
-      return new ChangeViews(inserted, deleted);
+      return new ChangeViews(inserted, deleted, small, cached);
     }
   }
 
@@ -323,7 +337,7 @@ public final class IncrementalRefresh {
           continue;
         }
         Optional<Terms> outer =
-            outerJoinTerms(mv, definition, names, sources, oldSources, read, changes.inserted().get(m), changes.deleted().get(m));
+            outerJoinTerms(mv, definition, names, sources, oldSources, read, changes, m);
         if (outer.isPresent()) {
           fromInserted.add(outer.get().inserted());
           fromDeleted.add(outer.get().deleted());
@@ -379,8 +393,8 @@ public final class IncrementalRefresh {
       List<Source> sources,
       List<Source> oldSources,
       int changed,
-      String insertedView,
-      String deletedView) {
+      ChangeViews changes,
+      int moved) {
     String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
     List<List<String>> changedParts = new ArrayList<>();
     int[] changedIndex = {-1};
@@ -390,21 +404,31 @@ public final class IncrementalRefresh {
           changedIndex[0] = index;
           return aliased(parts, relation(marker));
         });
-    Optional<LogicalPlan> restricted =
+    Optional<OuterJoinDelta.Restricted> restricted =
         OuterJoinDelta.restricted(
             marked,
             marker,
             alias -> aliased(changedParts.get(0),
                 new org.apache.spark.sql.catalyst.plans.logical.Union(
-                    Scala.seq(List.of(relation(insertedView), relation(deletedView))), false, false)));
+                    Scala.seq(List.of(relation(changes.inserted().get(moved)), relation(changes.deleted().get(moved)))),
+                    false, false)),
+            changes.small().get(moved),
+            plan -> Arrays.asList(org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).columns()));
     if (restricted.isEmpty()) {
       return Optional.empty();
     }
+    // Both terms read the same matching rows of the kept side: cached, the kept side is read
+    // once. Spark finds the cached rows in each term's plan by their plan; were it not to, the
+    // terms would only read the kept side twice.
+    Dataset<Row> matching =
+        org.apache.spark.sql.classic.Dataset.ofRows(spark, restricted.get().matching())
+            .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
+    changes.cached().add(matching);
     List<String> parts = changedParts.get(0);
     LogicalPlan gained =
-        OuterJoinDelta.replaceMarker(restricted.get(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
+        OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
     LogicalPlan lost =
-        OuterJoinDelta.replaceMarker(restricted.get(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
+        OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
     return Optional.of(new Terms(rows(gained, names), rows(lost, names)));
   }
 

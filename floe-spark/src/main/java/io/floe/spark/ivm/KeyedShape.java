@@ -284,9 +284,11 @@ public final class KeyedShape {
       // The join key's grouping columns, as view columns: a group's key is the first non-null one.
       Optional<Key> key = outerJoinKeyAmong(lineage, child, grouping);
       if (key.isEmpty()) {
-        return notKeyed("an aggregate over an outer join is maintained incrementally only when it groups by the equi-join key"
+        return notKeyed((filtered ? "an aggregate with HAVING" : "an aggregate")
+            + " over an outer join is maintained incrementally only when it groups by the equi-join key"
             + " shared by every join, from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a"
-            + " FULL JOIN), so that a changed row of any table tells which group it touches");
+            + " FULL JOIN), so that a changed row of any table tells which group it touches"
+            + (filtered ? "; without HAVING, a LEFT or RIGHT JOIN's own delta rule maintains it" : ""));
       }
       return keyed(operator, List.of(key.get()));
     }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.plans.logical.UnresolvedHint;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.BinaryComparison;
 import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
@@ -73,8 +74,8 @@ final class OuterJoinDelta {
             + " equi-join key from both sides, so that a changed row of either table tells which rows it touches");
       }
       if (!joinsOnEquality(join)) {
-        return Optional.of(join.joinType().sql() + " JOIN without an equality between its two sides (an equi-join key) is not maintained"
-            + " incrementally");
+        return Optional.of(join.joinType().sql() + " JOIN without an equality between its two sides (an equi-join key) that"
+            + " every match satisfies (one under OR does not) is not maintained incrementally");
       }
       if (!outerJoins(nullSupplying(join)).isEmpty()) {
         return Optional.of("an outer join on the side of another outer join that may not match (" + join.joinType().sql()
@@ -116,10 +117,15 @@ final class OuterJoinDelta {
    * other side keeps only its rows matching a row of {@code changedRows} (that side with the read
    * replaced by what {@code changedRows} gives for the marker). The marker stays in place for the
    * caller to replace by the read at the new and at the old snapshot. Empty when no outer join has
-   * the read on its side that may not match: the term is linear.
+   * the read on its side that may not match: the term is linear. With {@code broadcast} (a small
+   * change), the changed rows are broadcast to the semi join.
    */
-  static Optional<LogicalPlan> restricted(
-      LogicalPlan marked, String marker, Function<LogicalPlan, LogicalPlan> changedRows) {
+  static Optional<Restricted> restricted(
+      LogicalPlan marked,
+      String marker,
+      Function<LogicalPlan, LogicalPlan> changedRows,
+      boolean broadcast,
+      Function<LogicalPlan, List<String>> columnNames) {
     List<Join> found = new ArrayList<>();
     marked.foreach(
         node -> {
@@ -138,13 +144,18 @@ final class OuterJoinDelta {
     boolean left = outerType(join.joinType()) instanceof LeftOuter$;
     LogicalPlan nullSide = nullSupplying(join);
     LogicalPlan changedSide = replaceMarker(nullSide, marker, changedRows);
+    if (broadcast) {
+      // A few changed rows against the whole kept side: probe it without a shuffle.
+      changedSide = new UnresolvedHint("BROADCAST", Scala.seq(List.of()), changedSide);
+    }
     LogicalPlan kept = left ? join.left() : join.right();
-    Join matching = new Join(kept, changedSide, semi(join.joinType()), join.condition(), join.hint());
+    Join matching =
+        new Join(kept, changedSide, semi(join.joinType(), kept, changedSide, columnNames), join.condition(), join.hint());
     Join rewritten =
         left
             ? new Join(matching, nullSide, join.joinType(), join.condition(), join.hint())
             : new Join(nullSide, matching, join.joinType(), join.condition(), join.hint());
-    return Optional.of(
+    return Optional.of(new Restricted(
         marked.transformUp(
             new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
               @Override
@@ -156,8 +167,15 @@ final class OuterJoinDelta {
               public LogicalPlan apply(LogicalPlan node) {
                 return rewritten;
               }
-            }));
+            }),
+        matching));
   }
+
+  /**
+   * A definition with an outer join restricted for the change of its side that may not match, and
+   * the restricted kept side: its rows matching a changed row.
+   */
+  record Restricted(LogicalPlan plan, LogicalPlan matching) {}
 
   /**
    * {@code plan} with each marker relation, with the alias it was given ({@code SubqueryAlias}
@@ -222,13 +240,21 @@ final class OuterJoinDelta {
     return outer instanceof LeftOuter$ || outer instanceof RightOuter$;
   }
 
-  /** The semi join matching on what {@code type} matches on: its condition, USING columns or common names. */
-  private static JoinType semi(JoinType type) {
+  /**
+   * The semi join matching on what {@code type} matches on: its condition, or its USING columns;
+   * a NATURAL join's common column names (of {@code kept} and {@code other}, by {@code
+   * columnNames}) as USING columns, Spark having no natural semi join.
+   */
+  private static JoinType semi(
+      JoinType type, LogicalPlan kept, LogicalPlan other, Function<LogicalPlan, List<String>> columnNames) {
     if (type instanceof UsingJoin using) {
       return new UsingJoin(LeftSemi$.MODULE$, using.usingColumns());
     }
     if (type instanceof NaturalJoin) {
-      return new NaturalJoin(LeftSemi$.MODULE$);
+      List<String> names = columnNames.apply(other).stream().map(n -> n.toLowerCase(java.util.Locale.ROOT)).toList();
+      List<String> common =
+          columnNames.apply(kept).stream().filter(n -> names.contains(n.toLowerCase(java.util.Locale.ROOT))).toList();
+      return new UsingJoin(LeftSemi$.MODULE$, Scala.seq(common));
     }
     return LeftSemi$.MODULE$;
   }

@@ -996,6 +996,7 @@ class IncrementalRefreshTest {
     String rightJoin =
         "SELECT c.region, COUNT(o.id) AS n FROM customers c RIGHT JOIN orders o ON c.cust = o.cust GROUP BY c.region";
     String using = "SELECT region, COUNT(*) AS n FROM orders LEFT JOIN customers USING (cust) GROUP BY region";
+    String natural = "SELECT region, tier, COUNT(*) AS n FROM orders NATURAL LEFT JOIN customers GROUP BY region, tier";
     String perManager =
         "SELECT r.manager, c.region, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust"
             + " LEFT JOIN regions r ON c.region = r.region GROUP BY r.manager, c.region";
@@ -1014,15 +1015,21 @@ class IncrementalRefreshTest {
     String fullByRegion =
         "SELECT c.region, COUNT(*) AS n FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY c.region";
     String nonEqui = "SELECT c.region, COUNT(*) AS n FROM orders o LEFT JOIN customers c ON o.cust < c.cust GROUP BY c.region";
+    String orEquality =
+        "SELECT c.region, COUNT(*) AS n FROM orders o LEFT JOIN customers c ON o.cust = c.cust OR o.id = c.tier GROUP BY c.region";
+    String having =
+        "SELECT c.region, COUNT(*) AS n FROM orders o LEFT JOIN customers c ON o.cust = c.cust GROUP BY c.region HAVING COUNT(*) > 1";
     String[][] views = {
       {"per_region", perRegion}, {"per_tier", perTier}, {"regions_seen", regionsSeen}, {"right_join", rightJoin},
-      {"using_join", using}, {"per_manager", perManager}, {"without_key", withoutKey}, {"through_ctes", throughCtes},
+      {"using_join", using}, {"natural_join", natural}, {"per_manager", perManager}, {"without_key", withoutKey}, {"through_ctes", throughCtes},
       {"cte_twice", cteTwice}
     };
     createIncremental(views);
     spark.sql("CREATE MATERIALIZED VIEW nested AS " + nested);
     spark.sql("CREATE MATERIALIZED VIEW full_by_region AS " + fullByRegion);
     spark.sql("CREATE MATERIALIZED VIEW non_equi AS " + nonEqui);
+    spark.sql("CREATE MATERIALIZED VIEW or_equality AS " + orEquality);
+    spark.sql("CREATE MATERIALIZED VIEW region_having AS " + having);
     assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW nested_incremental REFRESH POLICY INCREMENTAL AS " + nested))
         .hasMessageContaining("on the side of another outer join that may not match");
     // No hidden key: the rule needs none.
@@ -1039,6 +1046,8 @@ class IncrementalRefreshTest {
     assertRefreshedInFull("nested", nested, "on the side of another outer join that may not match");
     assertRefreshedInFull("full_by_region", fullByRegion, "FULL OUTER JOIN");
     assertRefreshedInFull("non_equi", nonEqui, "equi-join key");
+    assertRefreshedInFull("or_equality", orEquality, "one under OR does not");
+    assertRefreshedInFull("region_having", having, "an aggregate with HAVING over an outer join");
 
     // A customer moves region, a region changes managers, NULL keys never match on either side.
     spark.sql("UPDATE customers SET region = 'north' WHERE cust = 30");
