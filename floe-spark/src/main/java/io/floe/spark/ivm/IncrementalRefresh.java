@@ -191,7 +191,6 @@ public final class IncrementalRefresh {
     String suffix = UUID.randomUUID().toString().replace("-", "");
     String changes = "__floe_changes_" + suffix;
     List<String> views = new ArrayList<>();
-    List<Dataset<Row>> cached = new ArrayList<>();
     try {
       Summary summary;
       StorageMerge merge;
@@ -200,7 +199,7 @@ public final class IncrementalRefresh {
       // The rows expectations judged: their rejected ones are quarantined once the change committed.
       Optional<Dataset<Row>> judged = Optional.empty();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
-        ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views, cached);
+        ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views);
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
@@ -240,7 +239,7 @@ public final class IncrementalRefresh {
         } else {
           Terms terms =
               terms(mv, shape.augmentedParsed().orElseThrow(), mv.viewColumns(), sources, oldSources, moved,
-                  ChangeViews.of(zsets, appends, small, suffix, views, cached));
+                  ChangeViews.of(zsets, appends, small, suffix, views));
           Dataset<Row> inserted = terms.inserted();
           Dataset<Row> deleted = terms.deleted();
           if (!check.isEmpty()) {
@@ -267,7 +266,6 @@ public final class IncrementalRefresh {
       return new Applied(rowsRead, summary.written(), summary.removed(), snapshot, reason, expectations, warnings);
     } finally {
       views.forEach(v -> spark.catalog().dropTempView(v));
-      cached.forEach(d -> d.unpersist(false));
       spark.catalog().dropTempView(changes);
     }
   }
@@ -287,18 +285,10 @@ public final class IncrementalRefresh {
    * An appending change deletes nothing, and its deleted rows are a filter Spark knows to be empty,
    * so every term over them is pruned from the plan instead of run over no rows.
    */
-  private record ChangeViews(List<String> inserted, List<String> deleted, List<Boolean> small, List<Dataset<Row>> cached) {
-    /**
-     * @param small by moved source, whether its change is small enough to broadcast
-     * @param cached collects what the terms cache, for the refresh to release when it ends
-     */
+  private record ChangeViews(List<String> inserted, List<String> deleted, List<Boolean> small) {
+    /** @param small by moved source, whether its change is small enough to broadcast */
     static ChangeViews of(
-        List<Dataset<Row>> zsets,
-        List<Boolean> appends,
-        List<Boolean> small,
-        String suffix,
-        List<String> views,
-        List<Dataset<Row>> cached) {
+        List<Dataset<Row>> zsets, List<Boolean> appends, List<Boolean> small, String suffix, List<String> views) {
       List<String> inserted = new ArrayList<>();
       List<String> deleted = new ArrayList<>();
       for (int m = 0; m < zsets.size(); m++) {
@@ -310,7 +300,7 @@ public final class IncrementalRefresh {
       }
       views.addAll(inserted);
       views.addAll(deleted);
-      return new ChangeViews(inserted, deleted, small, cached);
+      return new ChangeViews(inserted, deleted, small);
     }
   }
 
@@ -417,19 +407,23 @@ public final class IncrementalRefresh {
     if (restricted.isEmpty()) {
       return Optional.empty();
     }
-    // Both terms read the same matching rows of the kept side: cached, the kept side is read
-    // once. Spark finds the cached rows in each term's plan by their plan; were it not to, the
-    // terms would only read the kept side twice.
+    // Both terms read the same matching rows of the kept side: cached while they are computed,
+    // the kept side is read once (Spark finds the cached rows in each term's plan by their plan;
+    // were it not to, the terms would only read the kept side twice). The terms are computed here,
+    // once: they hold the rows of the few matching keys, and the refresh reads them several times.
     Dataset<Row> matching =
         org.apache.spark.sql.classic.Dataset.ofRows(spark, restricted.get().matching())
             .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
-    changes.cached().add(matching);
-    List<String> parts = changedParts.get(0);
-    LogicalPlan gained =
-        OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
-    LogicalPlan lost =
-        OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
-    return Optional.of(new Terms(rows(gained, names), rows(lost, names)));
+    try {
+      List<String> parts = changedParts.get(0);
+      LogicalPlan gained =
+          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
+      LogicalPlan lost =
+          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
+      return Optional.of(new Terms(rows(gained, names).localCheckpoint(true), rows(lost, names).localCheckpoint(true)));
+    } finally {
+      matching.unpersist(false);
+    }
   }
 
   /**

@@ -92,7 +92,9 @@ import org.junit.jupiter.api.TestFactory;
  *   <li>{@code floe.oracle.seeds} (default 4): how many seeds;
  *   <li>{@code floe.oracle.steps} (default 4): steps per seed;
  *   <li>{@code floe.oracle.firstSeed} (default 1): the first seed, so runs can cover other seeds;
- *   <li>{@code floe.oracle.seed}: run this one seed only, to replay a failure.
+ *   <li>{@code floe.oracle.seed}: run this one seed only, to replay a failure;
+ *   <li>{@code floe.oracle.kind}: draw only this kind of {@link DefinitionGenerator#rotatingShape}
+ *       beside the linear and aggregate ones (8: outer joins), to focus a run on one shape.
  * </ul>
  *
  * <p>The defaults take under three minutes on two cores, most of it Spark warming up. A long run,
@@ -102,6 +104,8 @@ import org.junit.jupiter.api.TestFactory;
 public class DifferentialOracleTest {
   private static final int DEFAULT_SEEDS = 4;
   private static final int DEFAULT_STEPS = 4;
+  /** {@code floe.oracle.kind}: the one rotating shape kind every seed draws, to focus a run. */
+  private static final Integer ONLY_KIND = Integer.getInteger("floe.oracle.kind");
   private static final RefreshTally TALLY = new RefreshTally();
   private static Catalog icebergCatalog;
 
@@ -225,8 +229,8 @@ public class DifferentialOracleTest {
           List.of(
               definitions.linear(randomSource()),
               definitions.aggregate(randomSource()),
-              definitions.rotatingShape((int) (2 * seed)),
-              definitions.rotatingShape((int) (2 * seed + 1)));
+              definitions.rotatingShape(ONLY_KIND == null ? (int) (2 * seed) : ONLY_KIND),
+              definitions.rotatingShape(ONLY_KIND == null ? (int) (2 * seed + 1) : ONLY_KIND));
       List<OracleView> created = new ArrayList<>();
       for (int i = 0; i < chosen.size(); i++) {
         OracleDefinition definition = chosen.get(i);
