@@ -174,10 +174,11 @@ public final class IncrementalRefresh {
       moved.add(i);
       // A small change is processed in one task: the aggregates and joins over it then need no
       // shuffle, each of which costs a Spark job, where the rows would take milliseconds.
-      Dataset<Row> zset = delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS ? delta.zset().coalesce(1) : delta.zset();
+      boolean fewRows = delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS;
+      Dataset<Row> zset = fewRows ? delta.zset().coalesce(1) : delta.zset();
       zsets.add(logicalRows(zset, source));
       appends.add(delta.kind() == ChangeKind.APPEND_ONLY);
-      small.add(delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS);
+      small.add(fewRows);
     }
     ExpectationCheck check = new ExpectationCheck(mv);
     if (moved.isEmpty()) {

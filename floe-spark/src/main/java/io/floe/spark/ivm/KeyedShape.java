@@ -174,7 +174,7 @@ public final class KeyedShape {
       return Optional.of(window(analyzed));
     }
     if (node instanceof Aggregate
-        && (filtered || holdsSemiJoin(((Aggregate) node).child()) || holdsOuterJoin(((Aggregate) node).child()))) {
+        && (filtered || holdsSemiJoin(((Aggregate) node).child()) || OuterJoinDelta.holdsOuterJoin(((Aggregate) node).child()))) {
       return Optional.of(having(analyzed, (Aggregate) node, filtered));
     }
     if (node instanceof Intersect || node instanceof Except) {
@@ -254,7 +254,7 @@ public final class KeyedShape {
   private static Verdict having(LogicalPlan analyzed, Aggregate aggregate, boolean filtered) {
     LogicalPlan child = aggregate.child();
     boolean semi = holdsSemiJoin(child);
-    boolean outer = holdsOuterJoin(child);
+    boolean outer = OuterJoinDelta.holdsOuterJoin(child);
     Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> recomputedInputProblem(child, "GROUP BY"));
     if (problem.isPresent()) {
       return notKeyed(problem.get());
@@ -301,11 +301,6 @@ public final class KeyedShape {
     return keyed(operator, List.of(new Key(columns)));
   }
 
-  /** Whether {@code plan} holds an outer join. */
-  private static boolean holdsOuterJoin(LogicalPlan plan) {
-    return plan.exists(n -> n instanceof Join && isOuter(((Join) n).joinType()));
-  }
-
   /**
    * Why {@code input}, under a GROUP BY or window ({@code above}) whose groups or partitions are
    * recomputed by key, cannot be: it must be filters, projections and inner joins with outer joins
@@ -313,7 +308,7 @@ public final class KeyedShape {
    */
   private static Optional<String> recomputedInputProblem(LogicalPlan input, String above) {
     boolean semi = holdsSemiJoin(input);
-    boolean outer = holdsOuterJoin(input);
+    boolean outer = OuterJoinDelta.holdsOuterJoin(input);
     if (semi && outer) {
       return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under " + above
           + " is not maintained incrementally yet");
@@ -355,7 +350,7 @@ public final class KeyedShape {
       node = node.children().head();
     }
     LogicalPlan base = node;
-    boolean outer = holdsOuterJoin(base);
+    boolean outer = OuterJoinDelta.holdsOuterJoin(base);
     boolean semi = holdsSemiJoin(base);
     Optional<String> problem = problemAbove(analyzed, base).or(() -> recomputedInputProblem(base, "a window"));
     if (problem.isPresent()) {
