@@ -387,6 +387,7 @@ public final class IncrementalRefresh {
       ChangeViews changes,
       int moved) {
     String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
+    String changeMarker = marker + "_rows";
     List<List<String>> changedParts = new ArrayList<>();
     int[] changedIndex = {-1};
     LogicalPlan marked =
@@ -399,6 +400,7 @@ public final class IncrementalRefresh {
         OuterJoinDelta.restricted(
             marked,
             marker,
+            changeMarker,
             alias -> aliased(changedParts.get(0),
                 new org.apache.spark.sql.catalyst.plans.logical.Union(
                     Scala.seq(List.of(relation(changes.inserted().get(moved)), relation(changes.deleted().get(moved)))),
@@ -417,10 +419,13 @@ public final class IncrementalRefresh {
             .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
     try {
       List<String> parts = changedParts.get(0);
-      LogicalPlan gained =
-          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0])));
-      LogicalPlan lost =
-          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0])));
+      // Under a FULL JOIN the term of each snapshot also reads that snapshot's changed rows.
+      LogicalPlan gained = OuterJoinDelta.replaceMarker(
+          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0]))),
+          changeMarker, alias -> aliased(parts, asRead(changes.inserted().get(moved), readAt(parts, sources.get(changedIndex[0])))));
+      LogicalPlan lost = OuterJoinDelta.replaceMarker(
+          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0]))),
+          changeMarker, alias -> aliased(parts, asRead(changes.deleted().get(moved), readAt(parts, oldSources.get(changedIndex[0])))));
       return Optional.of(new Terms(rows(gained, names).localCheckpoint(true), rows(lost, names).localCheckpoint(true)));
     } finally {
       matching.unpersist(false);
@@ -483,6 +488,24 @@ public final class IncrementalRefresh {
         ? new org.apache.spark.sql.catalyst.plans.logical.Filter(
             org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(false), read)
         : read;
+  }
+
+  /**
+   * The changed rows of {@code view} with the columns of {@code read}, in its order, so that they
+   * stand beside its rows in a UNION: a change holds only the columns the definition reads, the
+   * others (which it never reads) are NULL.
+   */
+  private LogicalPlan asRead(String view, LogicalPlan read) {
+    Dataset<Row> changed = spark.table(view);
+    Set<String> held = Arrays.stream(changed.columns()).map(c -> c.toLowerCase(java.util.Locale.ROOT)).collect(Collectors.toSet());
+    List<Column> columns = new ArrayList<>();
+    for (StructField field : org.apache.spark.sql.classic.Dataset.ofRows(spark, read).schema().fields()) {
+      columns.add(
+          held.contains(field.name().toLowerCase(java.util.Locale.ROOT))
+              ? col("`" + field.name().replace("`", "``") + "`")
+              : lit(null).cast(field.dataType()).as(field.name()));
+    }
+    return ((org.apache.spark.sql.classic.Dataset<Row>) changed.select(columns.toArray(Column[]::new))).logicalPlan();
   }
 
   /** {@code plan} under the name a table reference was written as, for the definition's column references. */

@@ -14,7 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.plans.FullOuter$;
 import org.apache.spark.sql.catalyst.plans.JoinType;
-import org.apache.spark.sql.catalyst.plans.LeftOuter$;
+import org.apache.spark.sql.catalyst.plans.LeftAnti$;
 import org.apache.spark.sql.catalyst.plans.LeftSemi$;
 import org.apache.spark.sql.catalyst.plans.NaturalJoin;
 import org.apache.spark.sql.catalyst.plans.RightOuter$;
@@ -23,10 +23,11 @@ import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.Union;
 import scala.runtime.AbstractPartialFunction;
 
 /**
- * The delta rule of a LEFT or RIGHT outer join, for the definitions the join key does not key
+ * The delta rule of an outer join (LEFT, RIGHT or FULL), for the definitions the join key does not key
  * ({@link KeyedShape}): a GROUP BY of the joined table's columns ({@code GROUP BY c.region} over
  * {@code orders o LEFT JOIN customers c}), a DISTINCT, a select list without the key.
  *
@@ -46,7 +47,15 @@ import scala.runtime.AbstractPartialFunction;
  * the definition's change is those two terms' difference. The semi join needs an equality between
  * the two sides to be a hash join, and a read may sit on the side that may not match of one outer
  * join only: nested in two, its change would change which rows of the inner join's result match.
- * A FULL JOIN keeps unmatched rows on both sides and is left to {@link KeyedShape}.
+ *
+ * <p>A FULL JOIN keeps unmatched rows on both sides, so a read on either side is on a side that
+ * may not match, and the same two terms hold with the other side restricted: pairs and unmatched
+ * rows of that side change only for its rows in {@code L'}; a changed row of {@code R} stands
+ * unmatched in {@code L ⟗ R} exactly when it matches nothing in {@code L'}, since any row of
+ * {@code L} it matches is in {@code L'}; and the unchanged rows of {@code R} that match nothing in
+ * {@code L'} stand alike in both terms. So each term reads of {@code R} only its rows matching
+ * {@code L'} and its changed rows matching nothing there (the rows inserted, in the term of the new
+ * snapshot, and those deleted, in the old's).
  */
 final class OuterJoinDelta {
   private OuterJoinDelta() {}
@@ -69,17 +78,15 @@ final class OuterJoinDelta {
       return Optional.of("an outer join in a recursive common table expression is not maintained incrementally");
     }
     for (Join join : outer) {
-      if (join.joinType() instanceof FullOuter$) {
-        return Optional.of("a FULL OUTER JOIN is maintained incrementally only when the view selects or groups by its"
-            + " equi-join key from both sides, so that a changed row of either table tells which rows it touches");
-      }
       if (!joinsOnEquality(join)) {
         return Optional.of(join.joinType().sql() + " JOIN without an equality between its two sides (an equi-join key) that"
             + " every match satisfies (one under OR does not) is not maintained incrementally");
       }
-      if (!outerJoins(nullSupplying(join)).isEmpty()) {
-        return Optional.of("an outer join on the side of another outer join that may not match (" + join.joinType().sql()
-            + " JOIN (... OUTER JOIN ...)) is not maintained incrementally yet");
+      for (LogicalPlan side : mayNotMatch(join)) {
+        if (!outerJoins(side).isEmpty()) {
+          return Optional.of("an outer join on the side of another outer join that may not match (" + join.joinType().sql()
+              + " JOIN (... OUTER JOIN ...)) is not maintained incrementally yet");
+        }
       }
     }
     return DefinitionShape.linearProblem(plan, true, references);
@@ -119,17 +126,26 @@ final class OuterJoinDelta {
    * caller to replace by the read at the new and at the old snapshot. Empty when no outer join has
    * the read on its side that may not match: the term is linear. With {@code broadcast} (a small
    * change), the changed rows are broadcast to the semi join.
+   *
+   * <p>Under a FULL JOIN the read's own side is restricted too, to its rows matching a row of the
+   * other side's restricted rows, and its changed rows matching none (which stand unmatched): the
+   * relation named {@code changeMarker} stands for those changed rows, for the caller to replace by
+   * the rows inserted in the term of the new snapshot and by those deleted in the term of the old.
+   * Its other rows stand alike, unmatched or matched outside the restriction, in both terms.
    */
   static Optional<Restricted> restricted(
       LogicalPlan marked,
       String marker,
+      String changeMarker,
       Function<LogicalPlan, LogicalPlan> changedRows,
       boolean broadcast,
       Function<LogicalPlan, List<String>> columnNames) {
     List<Join> found = new ArrayList<>();
     marked.foreach(
         node -> {
-          if (node instanceof Join join && isLeftOrRight(join.joinType()) && holdsMarker(nullSupplying(join), marker)) {
+          if (node instanceof Join join
+              && KeyedShape.isOuter(outerType(join.joinType()))
+              && mayNotMatch(join).stream().anyMatch(side -> holdsMarker(side, marker))) {
             found.add(join);
           }
           return scala.runtime.BoxedUnit.UNIT;
@@ -141,20 +157,31 @@ final class OuterJoinDelta {
       throw new IllegalStateException("a read on the side that may not match of " + found.size() + " outer joins");
     }
     Join join = found.get(0);
-    boolean left = outerType(join.joinType()) instanceof LeftOuter$;
-    LogicalPlan nullSide = nullSupplying(join);
+    // The changed read's side; the other is the one restricted (for a FULL JOIN, either may be).
+    boolean changedOnRight = !holdsMarker(join.left(), marker);
+    LogicalPlan nullSide = changedOnRight ? join.right() : join.left();
     LogicalPlan changedSide = replaceMarker(nullSide, marker, changedRows);
     if (broadcast) {
       // A few changed rows against the whole kept side: probe it without a shuffle.
       changedSide = new UnresolvedHint("BROADCAST", Scala.seq(List.of()), changedSide);
     }
-    LogicalPlan kept = left ? join.left() : join.right();
-    Join matching =
-        new Join(kept, changedSide, semi(join.joinType(), kept, changedSide, columnNames), join.condition(), join.hint());
+    LogicalPlan kept = changedOnRight ? join.left() : join.right();
+    JoinType semi = semi(join.joinType(), kept, changedSide, columnNames);
+    Join matching = new Join(kept, changedSide, semi, join.condition(), join.hint());
+    LogicalPlan side = nullSide;
+    if (outerType(join.joinType()) instanceof FullOuter$) {
+      LogicalPlan changedOnly =
+          replaceMarker(nullSide, marker, alias -> alias.withNewChildren(Scala.seq(List.of(relation(changeMarker)))));
+      side = new Union(
+          Scala.seq(List.of(
+              new Join(nullSide, matching, semi, join.condition(), join.hint()),
+              new Join(changedOnly, matching, anti(semi), join.condition(), join.hint()))),
+          false, false);
+    }
     Join rewritten =
-        left
-            ? new Join(matching, nullSide, join.joinType(), join.condition(), join.hint())
-            : new Join(nullSide, matching, join.joinType(), join.condition(), join.hint());
+        changedOnRight
+            ? new Join(matching, side, join.joinType(), join.condition(), join.hint())
+            : new Join(side, matching, join.joinType(), join.condition(), join.hint());
     return Optional.of(new Restricted(
         marked.transformUp(
             new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
@@ -235,9 +262,16 @@ final class OuterJoinDelta {
     return type;
   }
 
-  private static boolean isLeftOrRight(JoinType type) {
-    JoinType outer = outerType(type);
-    return outer instanceof LeftOuter$ || outer instanceof RightOuter$;
+  /**
+   * The sides of an outer join whose columns are NULL where nothing matches: a LEFT JOIN's right
+   * side, a RIGHT JOIN's left side, both sides of a FULL JOIN.
+   */
+  private static List<LogicalPlan> mayNotMatch(Join join) {
+    JoinType type = outerType(join.joinType());
+    if (type instanceof FullOuter$) {
+      return List.of(join.left(), join.right());
+    }
+    return List.of(type instanceof RightOuter$ ? join.left() : join.right());
   }
 
   /**
@@ -259,9 +293,14 @@ final class OuterJoinDelta {
     return LeftSemi$.MODULE$;
   }
 
-  /** The side of a LEFT or RIGHT outer join whose columns are NULL where nothing matches. */
-  private static LogicalPlan nullSupplying(Join join) {
-    return outerType(join.joinType()) instanceof RightOuter$ ? join.left() : join.right();
+  /** The anti join matching on what the semi join {@code semi} matches on. */
+  private static JoinType anti(JoinType semi) {
+    return semi instanceof UsingJoin using ? new UsingJoin(LeftAnti$.MODULE$, using.usingColumns()) : LeftAnti$.MODULE$;
+  }
+
+  private static UnresolvedRelation relation(String name) {
+    return new UnresolvedRelation(
+        Scala.seq(List.of(name)), org.apache.spark.sql.util.CaseInsensitiveStringMap.empty(), false);
   }
 
   /** Whether an analyzed join's condition has an equality of an expression of each side. */

@@ -543,21 +543,41 @@ final class DefinitionGenerator {
                 both)
             : new OracleDefinition(
                 OracleShape.OUTER_JOIN_UNKEYED,
-                "SELECT b.s AS b_s, SUM(a.v) AS v_sum FROM {t1} a FULL JOIN {t2} b ON " + on + " GROUP BY b.s",
+                "SELECT b.s AS b_s, SUM(a.v) AS v_sum FROM {t1} a LEFT JOIN ({t2} b FULL JOIN {t1} c ON b.k2 = c.k2) ON "
+                    + on + " GROUP BY b.s",
                 both);
     }
   }
 
   /**
-   * LEFT and RIGHT joins neither selected nor grouped by their key: grouped by the columns of the
-   * side that may not match, DISTINCT, a select list without the key, a chain of two LEFT JOINs
+   * LEFT, RIGHT and FULL joins neither selected nor grouped by their key: grouped by the columns of
+   * a side that may not match, DISTINCT, a select list without the key, a chain of two outer joins
    * reading a table twice, through a common table expression. They follow the outer join's own
    * delta rule.
    */
   private OracleDefinition outerJoinDelta(String on) {
     List<String> both = List.of("t1", "t2");
     String where = random.nextBoolean() ? " WHERE a.v > 1.00 OR b.s IS NULL" : "";
-    switch (random.nextInt(6)) {
+    switch (random.nextInt(9)) {
+      case 6:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT b.s AS b_s, COUNT(*) AS n, COUNT(a.id) AS a_n, SUM(a.v) AS v_sum, MIN(a.d) AS a_d_min,"
+                + " COUNT(DISTINCT a.k2) AS k2s FROM {t1} a FULL JOIN {t2} b ON " + on + where + " GROUP BY b.s",
+            both);
+      case 7:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            random.nextBoolean()
+                ? "SELECT DISTINCT a.s AS a_s, b.k2 AS b_k2 FROM {t1} a FULL JOIN {t2} b ON " + on + where
+                : "SELECT a.id, a.s AS a_s, b.v AS b_v FROM {t1} a FULL JOIN {t2} b ON " + on + where,
+            both);
+      case 8:
+        return new OracleDefinition(
+            OracleShape.OUTER_JOIN_DELTA,
+            "SELECT c.s AS c_s, a.k2, COUNT(*) AS n, SUM(b.v) AS v_sum FROM {t1} a FULL JOIN {t2} b ON " + on
+                + " LEFT JOIN {t1} c ON b.k2 = c.k2 GROUP BY c.s, a.k2",
+            both);
       case 5:
         return new OracleDefinition(
             OracleShape.OUTER_JOIN_DELTA,
