@@ -200,6 +200,10 @@ public final class IncrementalRefresh {
       // The rows expectations judged: their rejected ones are quarantined once the change committed.
       Optional<Dataset<Row>> judged = Optional.empty();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
+        Optional<String> scansWhole = outerJoinReadsMoreThanItWrites(mv, shape, readSnapshot, pinned, sources, oldSources, moved);
+        if (scansWhole.isPresent()) {
+          return new Fallback(scansWhole.get());
+        }
         ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views);
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
@@ -1022,6 +1026,51 @@ public final class IncrementalRefresh {
     return Optional.of(
         "the change touches " + touched + " of the " + stored + " groups; recomputing them reads every source row"
             + " like a full refresh and then merges them, so a full refresh costs less");
+  }
+
+  /**
+   * Why an aggregate over an outer join should refresh in full: a changed source read on a side of
+   * the join that may not match takes the outer join's rule ({@link OuterJoinDelta}), whose terms
+   * read the join's other side whole (restricted by a semi join as it is read), about what a full
+   * refresh reads. When the view stores fewer groups than half its sources' rows, the full
+   * refresh's other work, aggregating the rows and writing the groups, is smaller than the
+   * incremental one's (computing both terms, merging the touched groups), so it costs less. A
+   * definition that stores about a row per source row gains from the rule: a full refresh
+   * rewrites them all. Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and
+   * is off with {@link #DELTA_THRESHOLD_CHECK}.
+   */
+  private Optional<String> outerJoinReadsMoreThanItWrites(
+      MaterializedView mv,
+      DefinitionShape shape,
+      Snapshot readSnapshot,
+      PinnedDefinition pinned,
+      List<Source> sources,
+      List<Source> oldSources,
+      List<Integer> moved) {
+    if (!sizeChecksOn()) {
+      return Optional.empty();
+    }
+    long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
+    long stored = storedRecords(readSnapshot);
+    if (sourceRows < scanFloor() || stored == Long.MAX_VALUE || stored * 2 >= sourceRows) {
+      return Optional.empty();
+    }
+    LogicalPlan definition = shape.augmentedParsed().orElseThrow();
+    String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
+    List<Integer> reads = reads(mv, definition, sources);
+    for (int read = 0; read < reads.size(); read++) {
+      if (!moved.contains(reads.get(read))) {
+        continue;
+      }
+      LogicalPlan marked = read(mv, definition, sources, oldSources, read, (parts, index) -> aliased(parts, relation(marker)));
+      if (OuterJoinDelta.onSideThatMayNotMatch(marked, marker)) {
+        return Optional.of(
+            "the change of " + sources.get(reads.get(read)).name() + " is on a side of an outer join that may not match,"
+                + " so it is recomputed from every row of the join's other side, as a full refresh reads them; the view"
+                + " stores " + stored + " groups of " + sourceRows + " source rows, so a full refresh costs less");
+      }
+    }
+    return Optional.empty();
   }
 
   /**

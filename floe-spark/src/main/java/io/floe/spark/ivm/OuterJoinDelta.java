@@ -140,16 +140,7 @@ final class OuterJoinDelta {
       Function<LogicalPlan, LogicalPlan> changedRows,
       boolean broadcast,
       Function<LogicalPlan, List<String>> columnNames) {
-    List<Join> found = new ArrayList<>();
-    marked.foreach(
-        node -> {
-          if (node instanceof Join join
-              && KeyedShape.isOuter(outerType(join.joinType()))
-              && mayNotMatch(join).stream().anyMatch(side -> holdsMarker(side, marker))) {
-            found.add(join);
-          }
-          return scala.runtime.BoxedUnit.UNIT;
-        });
+    List<Join> found = joinsNotMatching(marked, marker);
     if (found.isEmpty()) {
       return Optional.empty();
     }
@@ -196,6 +187,28 @@ final class OuterJoinDelta {
               }
             }),
         matching));
+  }
+
+  /**
+   * Whether the read named {@code marker} in {@code marked} is on a side of an outer join that may
+   * not match: its term then reads the join's other side whole, restricted by a semi join.
+   */
+  static boolean onSideThatMayNotMatch(LogicalPlan marked, String marker) {
+    return !joinsNotMatching(marked, marker).isEmpty();
+  }
+
+  private static List<Join> joinsNotMatching(LogicalPlan marked, String marker) {
+    List<Join> found = new ArrayList<>();
+    marked.foreach(
+        node -> {
+          if (node instanceof Join join
+              && KeyedShape.isOuter(outerType(join.joinType()))
+              && mayNotMatch(join).stream().anyMatch(side -> holdsMarker(side, marker))) {
+            found.add(join);
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return found;
   }
 
   /**

@@ -592,6 +592,64 @@ class IncrementalRefreshTest {
     }
   }
 
+  /**
+   * A change on a side of an outer join that may not match reads the join's other side whole, as
+   * a full refresh does: an aggregate of few groups refreshes in full then, while a change of the
+   * side that keeps its rows (linear) and a view storing a row per joined row stay incremental.
+   */
+  @org.junit.jupiter.api.Test
+  void anOuterJoinChangeReadingTheOtherSideWholeRefreshesFewGroupsInFull() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmouterscan");
+    // The check applies from a million rows by default; here from the first.
+    spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "0");
+    try {
+      spark.sql("CREATE TABLE orders (id INT, cust INT, amount INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
+      spark.sql("CREATE TABLE customers (cust INT, region STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+      spark.sql("INSERT INTO orders VALUES (1, 10, 5), (2, 10, 7), (3, 20, 1), (4, 30, 2), (5, 30, 3), (6, 40, 4)");
+      spark.sql("INSERT INTO customers VALUES (10, 'east'), (20, 'west'), (30, 'west')");
+      String perRegion =
+          "SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total FROM orders o LEFT JOIN customers c ON o.cust = c.cust"
+              + " GROUP BY c.region";
+      String fullPerRegion =
+          "SELECT c.region, COUNT(o.id) AS n FROM orders o FULL JOIN customers c ON o.cust = c.cust GROUP BY c.region";
+      String pairs = "SELECT o.id, c.region FROM orders o FULL JOIN customers c ON o.cust = c.cust";
+      spark.sql("CREATE MATERIALIZED VIEW per_region AS " + perRegion);
+      spark.sql("CREATE MATERIALIZED VIEW full_per_region AS " + fullPerRegion);
+      spark.sql("CREATE MATERIALIZED VIEW pairs AS " + pairs);
+
+      // A dimension change: 3 groups stored of 10 source rows (those a scan reads: the updated
+      // row's old version stays in its data file, deleted by position).
+      spark.sql("UPDATE customers SET region = 'north' WHERE cust = 20");
+      Row dimension = refresh("per_region");
+      assertThat(dimension.getString(1)).isEqualTo("FULL");
+      assertThat(dimension.getString(2))
+          .contains("the change of")
+          .contains("customers is on a side of an outer join that may not match")
+          .contains("stores 3 groups of 10 source rows, so a full refresh costs less");
+      assertMatches("per_region", perRegion);
+      assertRefreshedIncrementally("pairs", pairs);
+      // Under a FULL JOIN a change of either side reads the other whole.
+      spark.sql("INSERT INTO orders VALUES (7, 40, 6)");
+      Row fact = refresh("full_per_region");
+      assertThat(fact.getString(1)).isEqualTo("FULL");
+      assertThat(fact.getString(2)).contains("orders is on a side of an outer join that may not match");
+      assertMatches("full_per_region", fullPerRegion);
+      // A change of the side that keeps its rows is linear: it reads no other side whole.
+      assertRefreshedIncrementally("per_region", perRegion);
+      assertRefreshedIncrementally("pairs", pairs);
+
+      spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
+      spark.sql("DELETE FROM customers WHERE cust = 10");
+      assertRefreshedIncrementally("per_region", perRegion);
+      assertRefreshedIncrementally("full_per_region", fullPerRegion);
+      assertRefreshedIncrementally("pairs", pairs);
+    } finally {
+      spark.conf().unset(IncrementalRefresh.SCAN_FLOOR);
+      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
+    }
+  }
+
   @org.junit.jupiter.api.Test
   void aChangeReadFromMoreRowsThanAFullRefreshNeedsRefreshesInFullWithTheReason() {
     spark = SharedSpark.session();
