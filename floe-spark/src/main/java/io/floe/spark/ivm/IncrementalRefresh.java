@@ -414,14 +414,17 @@ public final class IncrementalRefresh {
     if (restricted.isEmpty()) {
       return Optional.empty();
     }
-    // Both terms read the same matching rows of the kept side: cached while they are computed,
-    // the kept side is read once (Spark finds the cached rows in each term's plan by their plan;
-    // were it not to, the terms would only read the kept side twice). The terms are computed here,
-    // once: they hold the rows of the few matching keys, and the refresh reads them several times.
+    // Both terms read the same matching rows of the kept side (under a FULL JOIN, each term thrice):
+    // cached before either is computed, the kept side is read once (Spark finds the cached rows in
+    // each term's plan by their plan; were it not to, the terms would only read the kept side more
+    // often). Left to the first term to fill, the cache would be filled by each of that term's
+    // reads at once. The terms are computed here, once: they hold the rows of the few matching
+    // keys, and the refresh reads them several times.
     Dataset<Row> matching =
         org.apache.spark.sql.classic.Dataset.ofRows(spark, restricted.get().matching())
             .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
     try {
+      matching.count();
       List<String> parts = changedParts.get(0);
       // Under a FULL JOIN the term of each snapshot also reads that snapshot's changed rows.
       LogicalPlan gained = OuterJoinDelta.replaceMarker(
