@@ -433,10 +433,27 @@ public final class IncrementalRefresh {
       LogicalPlan lost = OuterJoinDelta.replaceMarker(
           OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0]))),
           changeMarker, alias -> aliased(parts, asRead(changes.deleted().get(moved), readAt(parts, oldSources.get(changedIndex[0])))));
-      return Optional.of(new Terms(rows(gained, names).localCheckpoint(true), rows(lost, names).localCheckpoint(true)));
+      return Optional.of(new Terms(checkpointed(rows(gained, names)), checkpointed(rows(lost, names))));
     } finally {
       matching.unpersist(false);
     }
+  }
+
+  /**
+   * {@code rows} computed once and kept, without the constraints a checkpoint carries over from
+   * the plan that computed them. Spark keeps those in terms of that plan's columns where it
+   * replaced a join with an empty side (a source that had no snapshot yet) by NULLs, and its
+   * inference of filters from constraints then fails ("key not found") on a UNION of such a term
+   * with another; the rows' statistics are kept.
+   */
+  private Dataset<Row> checkpointed(Dataset<Row> rows) {
+    org.apache.spark.sql.classic.Dataset<Row> kept = (org.apache.spark.sql.classic.Dataset<Row>) rows.localCheckpoint(true);
+    org.apache.spark.sql.execution.LogicalRDD plan = (org.apache.spark.sql.execution.LogicalRDD) kept.logicalPlan();
+    return org.apache.spark.sql.classic.Dataset.ofRows(
+        spark,
+        new org.apache.spark.sql.execution.LogicalRDD(
+            plan.output(), plan.rdd(), plan.outputPartitioning(), plan.outputOrdering(), plan.isStreaming(), plan.stream(),
+            spark, scala.Option.apply(plan.computeStats()), scala.Option.empty()));
   }
 
   /**
