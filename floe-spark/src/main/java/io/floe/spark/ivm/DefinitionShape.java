@@ -448,6 +448,10 @@ public final class DefinitionShape {
         return "EXCEPT";
       case "Expand":
         return "GROUPING SETS / ROLLUP / CUBE";
+      case "LocalRelation":
+        return "an inline table (VALUES)";
+      case "OneRowRelation":
+        return "a SELECT without FROM";
       default:
         return name;
     }
