@@ -1,5 +1,6 @@
 package io.floe.spark.ingest;
 
+import io.floe.spark.Plans;
 import io.floe.FloeException;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedViewCatalog;
@@ -111,7 +112,7 @@ public final class StreamedQuery {
       if (!streamed && !names.contains(name.toString())) {
         names.add(name.toString());
       }
-      return new UnresolvedRelation(Scala.seq(parts), CaseInsensitiveStringMap.empty(), false);
+      return Plans.relation(parts);
     });
     return names;
   }
@@ -129,7 +130,7 @@ public final class StreamedQuery {
       }
       if (fromExclusive == null) {
         return new RelationTimeTravel(
-            new UnresolvedRelation(Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false),
+            Plans.relation(name.parts()),
             Scala.none(),
             Scala.some(Long.toString(toInclusive)));
       }
@@ -137,7 +138,7 @@ public final class StreamedQuery {
       CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(Map.of(
           "start-snapshot-id", Long.toString(fromExclusive),
           "end-snapshot-id", Long.toString(toInclusive)));
-      return new UnresolvedRelation(Scala.seq(name.parts()), options, false);
+      return Plans.relation(name.parts(), options);
     });
   }
 

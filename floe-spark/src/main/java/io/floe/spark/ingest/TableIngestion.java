@@ -1,5 +1,6 @@
 package io.floe.spark.ingest;
 
+import io.floe.spark.Plans;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.lit;
 
@@ -37,13 +38,11 @@ import org.apache.iceberg.spark.SparkSchemaUtil;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -324,7 +323,7 @@ public final class TableIngestion {
     LogicalPlan analyzed;
     try {
       LogicalPlan plan = query.substitute((parts, name, streamed) -> StreamedQuery.asLeaf(spark, parts, streamed
-          ? new UnresolvedRelation(io.floe.spark.Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false)
+          ? Plans.relation(name.parts())
           : pinning.read(parts, pinning.pinSource(name))));
       analyzed = Dataset.ofRows(spark, plan).queryExecution().analyzed();
     } catch (Exception e) { // not RuntimeException: Spark's AnalysisException is thrown undeclared
@@ -467,7 +466,7 @@ public final class TableIngestion {
       return Long.parseLong(summary.get(SnapshotSummary.TOTAL_RECORDS_PROP));
     }
     LogicalPlan read = new RelationTimeTravel(
-        new UnresolvedRelation(io.floe.spark.Scala.seq(source.parts()), CaseInsensitiveStringMap.empty(), false),
+        Plans.relation(source.parts()),
         io.floe.spark.Scala.none(),
         io.floe.spark.Scala.some(Long.toString(snapshot.snapshotId())));
     return Dataset.ofRows(spark, read).count();

@@ -1,5 +1,6 @@
 package io.floe.spark.pipeline;
 
+import io.floe.spark.Plans;
 import io.floe.ErrorMessages;
 import io.floe.graph.DependencyGraph;
 import io.floe.spark.ingest.AppendOnlyQuery;
@@ -17,12 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import io.floe.spark.Scala;
 
 /**
@@ -317,7 +316,7 @@ public final class PipelineValidator {
   private static LogicalPlan read(Map<String, LogicalPlan> analyzed, List<String> parts, ResolvedName name) {
     LogicalPlan upstream = analyzed.get(name.toString());
     if (upstream == null) {
-      return new UnresolvedRelation(Scala.seq(name.parts()), CaseInsensitiveStringMap.empty(), false);
+      return Plans.relation(name.parts());
     }
     return new SubqueryAlias(
         new AliasIdentifier(parts.get(parts.size() - 1), Scala.seq(parts.subList(0, parts.size() - 1))), upstream);

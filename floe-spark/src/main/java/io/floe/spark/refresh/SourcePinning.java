@@ -1,5 +1,6 @@
 package io.floe.spark.refresh;
 
+import io.floe.spark.Plans;
 import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.spark.Scala;
@@ -33,7 +34,6 @@ import org.apache.spark.sql.catalyst.plans.logical.UnresolvedWith;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.iceberg.spark.source.SparkTable;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 
@@ -342,7 +342,7 @@ public final class SourcePinning {
       return inCurrentSchema(source);
     }
     LogicalPlan read =
-        new UnresolvedRelation(Scala.seq(source.name().parts()), CaseInsensitiveStringMap.empty(), false);
+        Plans.relation(source.name().parts());
     if (source.snapshot().isPresent()) {
       read =
           new RelationTimeTravel(
