@@ -1,5 +1,6 @@
 package io.floe.spark.ivm;
 
+import io.floe.spark.Plans;
 import static org.apache.spark.sql.functions.abs;
 import static org.apache.spark.sql.functions.array_repeat;
 import static org.apache.spark.sql.functions.coalesce;
@@ -46,9 +47,10 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.CommitMetadata;
 import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
-import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.Dataset;
@@ -57,7 +59,6 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Steps 2 to 4 of the refresh protocol for a definition with an incremental shape: captures the
@@ -200,11 +201,12 @@ public final class IncrementalRefresh {
       // The rows expectations judged: their rejected ones are quarantined once the change committed.
       Optional<Dataset<Row>> judged = Optional.empty();
       if (shape.kind() == DefinitionShape.Kind.AGGREGATE) {
-        Optional<String> scansWhole = outerJoinReadsMoreThanItWrites(mv, shape, readSnapshot, pinned, sources, oldSources, moved);
+        ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views);
+        Optional<String> scansWhole =
+            outerJoinReadsMoreThanItWrites(mv, shape, readSnapshot, pinned, sources, oldSources, moved, changed);
         if (scansWhole.isPresent()) {
           return new Fallback(scansWhole.get());
         }
-        ChangeViews changed = ChangeViews.of(zsets, appends, small, suffix, views);
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
@@ -369,7 +371,7 @@ public final class IncrementalRefresh {
         mv.defaultNamespace(),
         (parts, name) -> {
           reads.add(indexOf(sources, name.toString()));
-          return new UnresolvedRelation(Scala.seq(parts), CaseInsensitiveStringMap.empty(), false);
+          return Plans.relation(parts);
         });
     return reads;
   }
@@ -390,27 +392,8 @@ public final class IncrementalRefresh {
       int changed,
       ChangeViews changes,
       int moved) {
-    String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
-    String changeMarker = marker + "_rows";
-    List<List<String>> changedParts = new ArrayList<>();
-    int[] changedIndex = {-1};
-    LogicalPlan marked =
-        read(mv, definition, sources, oldSources, changed, (parts, index) -> {
-          changedParts.add(parts);
-          changedIndex[0] = index;
-          return aliased(parts, relation(marker));
-        });
-    Optional<OuterJoinDelta.Restricted> restricted =
-        OuterJoinDelta.restricted(
-            marked,
-            marker,
-            changeMarker,
-            alias -> aliased(changedParts.get(0),
-                new org.apache.spark.sql.catalyst.plans.logical.Union(
-                    Scala.seq(List.of(relation(changes.inserted().get(moved)), relation(changes.deleted().get(moved)))),
-                    false, false)),
-            changes.small().get(moved),
-            plan -> Arrays.asList(org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).columns()));
+    MarkedRead marked = markedRead(mv, definition, sources, oldSources, changed);
+    Optional<OuterJoinDelta.Restricted> restricted = restricted(marked, changes, moved);
     if (restricted.isEmpty()) {
       return Optional.empty();
     }
@@ -425,18 +408,117 @@ public final class IncrementalRefresh {
             .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK());
     try {
       matching.count();
-      List<String> parts = changedParts.get(0);
-      // Under a FULL JOIN the term of each snapshot also reads that snapshot's changed rows.
-      LogicalPlan gained = OuterJoinDelta.replaceMarker(
-          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, sources.get(changedIndex[0]))),
-          changeMarker, alias -> aliased(parts, asRead(changes.inserted().get(moved), readAt(parts, sources.get(changedIndex[0])))));
-      LogicalPlan lost = OuterJoinDelta.replaceMarker(
-          OuterJoinDelta.replaceMarker(restricted.get().plan(), marker, alias -> readAt(parts, oldSources.get(changedIndex[0]))),
-          changeMarker, alias -> aliased(parts, asRead(changes.deleted().get(moved), readAt(parts, oldSources.get(changedIndex[0])))));
+      LogicalPlan gained = termPlan(restricted.get(), marked, sources, changes.inserted().get(moved));
+      LogicalPlan lost = termPlan(restricted.get(), marked, oldSources, changes.deleted().get(moved));
       return Optional.of(new Terms(checkpointed(rows(gained, names)), checkpointed(rows(lost, names))));
     } finally {
       matching.unpersist(false);
     }
+  }
+
+  /** The outer join's restriction for the change of {@code marked}'s read ({@link OuterJoinDelta#restricted}). */
+  private Optional<OuterJoinDelta.Restricted> restricted(MarkedRead marked, ChangeViews changes, int moved) {
+    return OuterJoinDelta.restricted(
+        marked.plan(),
+        marked.marker(),
+        changeMarker(marked),
+        alias -> aliased(marked.parts(),
+            new org.apache.spark.sql.catalyst.plans.logical.Union(
+                Scala.seq(List.of(relation(changes.inserted().get(moved)), relation(changes.deleted().get(moved)))),
+                false, false)),
+        changes.small().get(moved),
+        plan -> Arrays.asList(org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).columns()),
+        changes.small().get(moved) ? this::keptSideNarrowing : matching -> Optional.empty());
+  }
+
+  private static String changeMarker(MarkedRead marked) {
+    return marked.marker() + "_rows";
+  }
+
+  /**
+   * One term of the outer join's rule: the restricted definition with the changed read at the
+   * snapshots of {@code at} (the new ones, or the old), and, under a FULL JOIN, the changed rows
+   * of {@code changeView} (those inserted, or those deleted) where the rule reads them.
+   */
+  private LogicalPlan termPlan(OuterJoinDelta.Restricted restricted, MarkedRead marked, List<Source> at, String changeView) {
+    List<String> parts = marked.parts();
+    LogicalPlan read = readAt(parts, at.get(marked.source()));
+    return OuterJoinDelta.replaceMarker(
+        OuterJoinDelta.replaceMarker(restricted.plan(), marked.marker(), alias -> read),
+        changeMarker(marked), alias -> aliased(parts, asRead(changeView, read)));
+  }
+
+  /**
+   * For a small change, the condition that the semi join {@code matching} of an outer join's kept
+   * side with the changed rows implies on the kept side: each column it matches on holds a value
+   * the changed rows give ({@link KeyNarrowing#holdsTouched}, listed up to {@value
+   * KeyNarrowing#MAX_LISTED_KEYS} keys, and their range). On the kept side's read, Iceberg skips
+   * the data files (and partitions) whose column bounds hold none of them: a change of a dimension
+   * then reads only the facts that can match it where the facts are partitioned or clustered by
+   * the join key. Reads the changed rows' keys once.
+   */
+  private Optional<Expression> keptSideNarrowing(Join matching) {
+    LogicalPlan analyzed = org.apache.spark.sql.classic.Dataset.ofRows(spark, matching).queryExecution().analyzed();
+    Optional<Join> semi =
+        Scala.optional(analyzed.collectFirst(
+            new scala.runtime.AbstractPartialFunction<LogicalPlan, Join>() {
+              @Override
+              public boolean isDefinedAt(LogicalPlan node) {
+                return node instanceof Join join && join.joinType() instanceof org.apache.spark.sql.catalyst.plans.LeftSemi$;
+              }
+
+              @Override
+              public Join apply(LogicalPlan node) {
+                return (Join) node;
+              }
+            }));
+    if (semi.isEmpty()) {
+      return Optional.empty();
+    }
+    List<OuterJoinDelta.KeyPair> pairs = OuterJoinDelta.keyPairs(matching, semi.get());
+    if (pairs.isEmpty()) {
+      return Optional.empty();
+    }
+    List<Column> keys = new ArrayList<>();
+    for (int i = 0; i < pairs.size(); i++) {
+      keys.add(org.apache.spark.sql.classic.ExpressionUtils.column(pairs.get(i).changed()).as("k" + i));
+    }
+    Optional<KeyNarrowing.Touched> touched =
+        KeyNarrowing.Touched.of(
+            org.apache.spark.sql.classic.Dataset.ofRows(spark, semi.get().right()).select(keys.toArray(Column[]::new)).distinct());
+    if (touched.isEmpty()) {
+      return Optional.empty();
+    }
+    Expression condition = null;
+    for (int i = 0; i < pairs.size(); i++) {
+      Optional<Expression> holds =
+          KeyNarrowing.holdsTouched(pairs.get(i).kept(), pairs.get(i).changed().dataType(), touched.get(), i);
+      if (holds.isPresent()) {
+        condition = condition == null ? holds.get() : new org.apache.spark.sql.catalyst.expressions.And(condition, holds.get());
+      }
+    }
+    return Optional.ofNullable(condition);
+  }
+
+  /**
+   * The definition with its read number {@code read} replaced by a relation named {@code marker}
+   * (under the name it was written as, {@code parts}), for {@link OuterJoinDelta} to find; {@code
+   * source} is the index of the source it reads.
+   */
+  private record MarkedRead(LogicalPlan plan, String marker, List<String> parts, int source) {}
+
+  private MarkedRead markedRead(
+      MaterializedView mv, LogicalPlan definition, List<Source> sources, List<Source> oldSources, int read) {
+    String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
+    List<List<String>> parts = new ArrayList<>();
+    int[] source = {-1};
+    LogicalPlan plan =
+        read(mv, definition, sources, oldSources, read, (written, index) -> {
+          parts.add(written);
+          source[0] = index;
+          return aliased(written, relation(marker));
+        });
+    return new MarkedRead(plan, marker, parts.get(0), source[0]);
   }
 
   /**
@@ -539,7 +621,7 @@ public final class IncrementalRefresh {
   }
 
   private static LogicalPlan relation(String view) {
-    return new UnresolvedRelation(Scala.seq(List.of(view)), CaseInsensitiveStringMap.empty(), false);
+    return Plans.relation(List.of(view));
   }
 
   private Dataset<Row> rows(LogicalPlan plan, List<String> names) {
@@ -1051,13 +1133,14 @@ public final class IncrementalRefresh {
   /**
    * Why an aggregate over an outer join should refresh in full: a changed source read on a side of
    * the join that may not match takes the outer join's rule ({@link OuterJoinDelta}), whose terms
-   * read the join's other side whole (restricted by a semi join as it is read), about what a full
-   * refresh reads. When the view stores fewer groups than half its sources' rows, the full
-   * refresh's other work, aggregating the rows and writing the groups, is smaller than the
-   * incremental one's (computing both terms, merging the touched groups), so it costs less. A
-   * definition that stores about a row per source row gains from the rule: a full refresh
-   * rewrites them all. Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and
-   * is off with {@link #DELTA_THRESHOLD_CHECK}.
+   * read the join's other side restricted by a semi join as it is read: whole, unless the
+   * changed rows' keys let Iceberg skip its files ({@link #keptSideNarrowing}). When the terms'
+   * reads plan half the sources' rows or more, about what a full refresh reads, and the view
+   * stores fewer groups than half its sources' rows, the full refresh's other work, aggregating
+   * the rows and writing the groups, is smaller than the incremental one's (computing both terms,
+   * merging the touched groups), so it costs less. A definition that stores about a row per source
+   * row gains from the rule: a full refresh rewrites them all. Like the checks above, it applies
+   * from {@link #SCAN_FLOOR} source rows and is off with {@link #DELTA_THRESHOLD_CHECK}.
    */
   private Optional<String> outerJoinReadsMoreThanItWrites(
       MaterializedView mv,
@@ -1066,7 +1149,8 @@ public final class IncrementalRefresh {
       PinnedDefinition pinned,
       List<Source> sources,
       List<Source> oldSources,
-      List<Integer> moved) {
+      List<Integer> moved,
+      ChangeViews changes) {
     if (!sizeChecksOn()) {
       return Optional.empty();
     }
@@ -1076,21 +1160,46 @@ public final class IncrementalRefresh {
       return Optional.empty();
     }
     LogicalPlan definition = shape.augmentedParsed().orElseThrow();
-    String marker = "__floe_changed_read_" + UUID.randomUUID().toString().replace("-", "");
     List<Integer> reads = reads(mv, definition, sources);
     for (int read = 0; read < reads.size(); read++) {
       if (!moved.contains(reads.get(read))) {
         continue;
       }
-      LogicalPlan marked = read(mv, definition, sources, oldSources, read, (parts, index) -> aliased(parts, relation(marker)));
-      if (OuterJoinDelta.onSideThatMayNotMatch(marked, marker)) {
+      MarkedRead marked = markedRead(mv, definition, sources, oldSources, read);
+      Optional<OuterJoinDelta.Restricted> restricted = restricted(marked, changes, moved.indexOf(reads.get(read)));
+      if (restricted.isEmpty()) {
+        continue;
+      }
+      long planned = plannedRows(termPlan(restricted.get(), marked, sources, changes.inserted().get(moved.indexOf(reads.get(read)))));
+      if (planned >= sourceRows - planned) {
         return Optional.of(
             "the change of " + sources.get(reads.get(read)).name() + " is on a side of an outer join that may not match,"
-                + " so it is recomputed from every row of the join's other side, as a full refresh reads them; the view"
+                + " so it is recomputed from the rows of the join's other side that can match it, "
+                + (planned == Long.MAX_VALUE ? "an unknown number of" : String.valueOf(planned))
+                + " rows read (the data files its keys cannot rule out), about what a full refresh reads; the view"
                 + " stores " + stored + " groups of " + sourceRows + " source rows, so a full refresh costs less");
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * The rows the table reads of {@code plan} plan, from the files Iceberg plans for them after
+   * their filters ruled out what they could; {@link Long#MAX_VALUE} when a read cannot tell.
+   */
+  private long plannedRows(LogicalPlan plan) {
+    long[] rows = {0};
+    org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).queryExecution().optimizedPlan().foreach(
+        node -> {
+          if (node instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation scan) {
+            scala.Option<scala.math.BigInt> count = scan.computeStats().rowCount();
+            rows[0] = count.isDefined() && rows[0] != Long.MAX_VALUE
+                ? rows[0] + count.get().longValue()
+                : Long.MAX_VALUE;
+          }
+          return scala.runtime.BoxedUnit.UNIT;
+        });
+    return rows[0];
   }
 
   /**

@@ -352,19 +352,38 @@ public final class KeyNarrowing {
    * and by a range always.
    */
   private static Expression matches(Attribute attribute, Values values) {
+    return matches(attribute, attribute.dataType(), values);
+  }
+
+  /** {@link #matches(Attribute, Values)} of an expression of {@code type}, resolved or not. */
+  private static Expression matches(Expression column, DataType type, Values values) {
     Expression in;
     if (values.min() == null) {
       in = Literal.create(false, DataTypes.BooleanType);
     } else {
       in =
           new And(
-              new GreaterThanOrEqual(attribute, new Literal(values.min(), attribute.dataType())),
-              new LessThanOrEqual(attribute, new Literal(values.max(), attribute.dataType())));
+              new GreaterThanOrEqual(column, new Literal(values.min(), type)),
+              new LessThanOrEqual(column, new Literal(values.max(), type)));
       if (values.listed().isPresent()) {
-        in = new And(new InSet(attribute, io.floe.spark.Scala.set(values.listed().get())), in);
+        in = new And(new InSet(column, io.floe.spark.Scala.set(values.listed().get())), in);
       }
     }
-    return values.withNull() ? new Or(in, new IsNull(attribute)) : in;
+    return values.withNull() ? new Or(in, new IsNull(column)) : in;
+  }
+
+  /**
+   * A condition that {@code column}, an expression of {@code type} (resolved or not), holds one of
+   * the values of column {@code c} of {@code touched}: listed, and their range, as on the narrowed
+   * reads. Empty for a type whose equality is not equality of value, or whose values are of
+   * another type.
+   */
+  static Optional<Expression> holdsTouched(Expression column, DataType type, Touched touched, int c) {
+    Values values = touched.columns().get(c);
+    if (!comparedByValue(type) || !type.equals(values.type())) {
+      return Optional.empty();
+    }
+    return Optional.of(matches(column, type, values));
   }
 
   private static org.apache.iceberg.expressions.Expression icebergMatches(String column, Values values) {

@@ -1,10 +1,12 @@
 package io.floe.spark.ivm;
 
+import io.floe.spark.Plans;
 import io.floe.spark.Scala;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.UnresolvedHint;
 import org.apache.spark.sql.catalyst.expressions.And;
@@ -132,6 +134,10 @@ final class OuterJoinDelta {
    * relation named {@code changeMarker} stands for those changed rows, for the caller to replace by
    * the rows inserted in the term of the new snapshot and by those deleted in the term of the old.
    * Its other rows stand alike, unmatched or matched outside the restriction, in both terms.
+   *
+   * <p>{@code keptCondition}, given the semi join of the kept side with the changed rows, may give
+   * a condition on the kept side that the semi join implies (its key among the changed rows'
+   * keys), which filters the kept side's read so that its scan skips the files holding none.
    */
   static Optional<Restricted> restricted(
       LogicalPlan marked,
@@ -139,7 +145,8 @@ final class OuterJoinDelta {
       String changeMarker,
       Function<LogicalPlan, LogicalPlan> changedRows,
       boolean broadcast,
-      Function<LogicalPlan, List<String>> columnNames) {
+      Function<LogicalPlan, List<String>> columnNames,
+      Function<Join, Optional<Expression>> keptCondition) {
     List<Join> found = joinsNotMatching(marked, marker);
     if (found.isEmpty()) {
       return Optional.empty();
@@ -159,10 +166,17 @@ final class OuterJoinDelta {
     LogicalPlan kept = changedOnRight ? join.left() : join.right();
     JoinType semi = semi(join.joinType(), kept, changedSide, columnNames);
     Join matching = new Join(kept, changedSide, semi, join.condition(), join.hint());
+    Optional<Expression> narrowing = keptCondition.apply(matching);
+    if (narrowing.isPresent()) {
+      // Implied by the semi join, so it changes which rows are read, not the result.
+      matching = new Join(
+          new org.apache.spark.sql.catalyst.plans.logical.Filter(narrowing.get(), kept), changedSide, semi, join.condition(),
+          join.hint());
+    }
     LogicalPlan side = nullSide;
     if (outerType(join.joinType()) instanceof FullOuter$) {
       LogicalPlan changedOnly =
-          replaceMarker(nullSide, marker, alias -> alias.withNewChildren(Scala.seq(List.of(relation(changeMarker)))));
+          replaceMarker(nullSide, marker, alias -> alias.withNewChildren(Scala.seq(List.of(Plans.relation(List.of(changeMarker))))));
       side = new Union(
           Scala.seq(List.of(
               new Join(nullSide, matching, semi, join.condition(), join.hint()),
@@ -190,11 +204,56 @@ final class OuterJoinDelta {
   }
 
   /**
-   * Whether the read named {@code marker} in {@code marked} is on a side of an outer join that may
-   * not match: its term then reads the join's other side whole, restricted by a semi join.
+   * An equality the semi join of {@link #restricted} matches on: a column of the kept side, as
+   * parsed (to filter the parsed kept side by), and the expression of the changed rows it equals,
+   * as analyzed (to compute over the analyzed changed rows).
    */
-  static boolean onSideThatMayNotMatch(LogicalPlan marked, String marker) {
-    return !joinsNotMatching(marked, marker).isEmpty();
+  record KeyPair(Expression kept, Expression changed) {}
+
+  /**
+   * The equalities of {@code matching}, a semi join as {@link #restricted} builds it, between a
+   * plain column of the kept side and an expression of the changed rows, read from {@code
+   * analyzed}, that join analyzed. Empty when the analyzed condition does not line up with the
+   * parsed one.
+   */
+  static List<KeyPair> keyPairs(Join matching, Join analyzed) {
+    List<KeyPair> pairs = new ArrayList<>();
+    if (analyzed.condition().isEmpty()) {
+      return pairs;
+    }
+    List<Expression> resolved = conjuncts(analyzed.condition().get());
+    List<Expression> parsed = new ArrayList<>();
+    if (matching.joinType() instanceof UsingJoin using) {
+      // Spark matches USING columns by equalities in the order of the columns.
+      Scala.list(using.usingColumns()).forEach(name -> parsed.add(new UnresolvedAttribute(Scala.seq(List.of(name)))));
+    } else if (matching.condition().isDefined()) {
+      for (Expression conjunct : conjuncts(matching.condition().get())) {
+        parsed.add(conjunct instanceof EqualTo equality ? equality : null);
+      }
+    }
+    if (parsed.size() != resolved.size()) {
+      return pairs;
+    }
+    for (int i = 0; i < resolved.size(); i++) {
+      if (!(resolved.get(i) instanceof EqualTo equality) || parsed.get(i) == null) {
+        continue;
+      }
+      for (boolean keptLeft : new boolean[] {true, false}) {
+        Expression keptSide = keptLeft ? equality.left() : equality.right();
+        Expression changedSide = keptLeft ? equality.right() : equality.left();
+        Expression parsedKept =
+            parsed.get(i) instanceof EqualTo written ? (keptLeft ? written.left() : written.right()) : parsed.get(i);
+        if (keptSide instanceof org.apache.spark.sql.catalyst.expressions.Attribute column
+            && analyzed.left().outputSet().contains(column)
+            && parsedKept instanceof UnresolvedAttribute
+            && !changedSide.references().isEmpty()
+            && changedSide.references().subsetOf(analyzed.right().outputSet())) {
+          pairs.add(new KeyPair(parsedKept, changedSide));
+          break;
+        }
+      }
+    }
+    return pairs;
   }
 
   private static List<Join> joinsNotMatching(LogicalPlan marked, String marker) {
@@ -309,11 +368,6 @@ final class OuterJoinDelta {
   /** The anti join matching on what the semi join {@code semi} matches on. */
   private static JoinType anti(JoinType semi) {
     return semi instanceof UsingJoin using ? new UsingJoin(LeftAnti$.MODULE$, using.usingColumns()) : LeftAnti$.MODULE$;
-  }
-
-  private static UnresolvedRelation relation(String name) {
-    return new UnresolvedRelation(
-        Scala.seq(List.of(name)), org.apache.spark.sql.util.CaseInsensitiveStringMap.empty(), false);
   }
 
   /** Whether an analyzed join's condition has an equality of an expression of each side. */
