@@ -256,6 +256,14 @@ final class OuterJoinDelta {
     return pairs;
   }
 
+  /**
+   * Whether the read named {@code marker} in {@code marked} is on a side of an outer join that may
+   * not match: its term then reads the join's other side, restricted by a semi join.
+   */
+  static boolean onSideThatMayNotMatch(LogicalPlan marked, String marker) {
+    return !joinsNotMatching(marked, marker).isEmpty();
+  }
+
   private static List<Join> joinsNotMatching(LogicalPlan marked, String marker) {
     List<Join> found = new ArrayList<>();
     marked.foreach(
