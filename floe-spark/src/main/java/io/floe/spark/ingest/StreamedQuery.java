@@ -1,7 +1,7 @@
 package io.floe.spark.ingest;
 
-import io.floe.spark.Plans;
 import io.floe.FloeException;
+import io.floe.spark.Plans;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;

@@ -1,12 +1,12 @@
 package io.floe.spark.ingest;
 
-import io.floe.spark.Plans;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.lit;
 
 import io.floe.ErrorMessages;
 import io.floe.FloeException;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.Plans;
 import io.floe.spark.ivm.BranchCommit;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;

@@ -1,6 +1,5 @@
 package io.floe.spark.ivm;
 
-import io.floe.spark.Plans;
 import static org.apache.spark.sql.functions.abs;
 import static org.apache.spark.sql.functions.array_repeat;
 import static org.apache.spark.sql.functions.coalesce;
@@ -22,6 +21,7 @@ import io.floe.mv.SourceState;
 import io.floe.refresh.ExpectationResult;
 import io.floe.refresh.ExpectationResultParser;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.Plans;
 import io.floe.spark.refresh.ExpectationCheck;
 import io.floe.spark.Scala;
 import io.floe.spark.capture.CapturedChange;
@@ -47,10 +47,10 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.CommitMetadata;
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.Dataset;

@@ -222,10 +222,14 @@ final class OuterJoinDelta {
       return pairs;
     }
     List<Expression> resolved = conjuncts(analyzed.condition().get());
-    List<Expression> parsed = new ArrayList<>();
+    // The parsed equalities, null where a conjunct is none.
+    List<EqualTo> parsed = new ArrayList<>();
     if (matching.joinType() instanceof UsingJoin using) {
-      // Spark matches USING columns by equalities in the order of the columns.
-      Scala.list(using.usingColumns()).forEach(name -> parsed.add(new UnresolvedAttribute(Scala.seq(List.of(name)))));
+      // Spark matches USING columns by equalities in the order of the columns, the name on each side.
+      for (String name : Scala.list(using.usingColumns())) {
+        UnresolvedAttribute column = new UnresolvedAttribute(Scala.seq(List.of(name)));
+        parsed.add(new EqualTo(column, column));
+      }
     } else if (matching.condition().isDefined()) {
       for (Expression conjunct : conjuncts(matching.condition().get())) {
         parsed.add(conjunct instanceof EqualTo equality ? equality : null);
@@ -241,8 +245,7 @@ final class OuterJoinDelta {
       for (boolean keptLeft : new boolean[] {true, false}) {
         Expression keptSide = keptLeft ? equality.left() : equality.right();
         Expression changedSide = keptLeft ? equality.right() : equality.left();
-        Expression parsedKept =
-            parsed.get(i) instanceof EqualTo written ? (keptLeft ? written.left() : written.right()) : parsed.get(i);
+        Expression parsedKept = keptLeft ? parsed.get(i).left() : parsed.get(i).right();
         if (keptSide instanceof org.apache.spark.sql.catalyst.expressions.Attribute column
             && analyzed.left().outputSet().contains(column)
             && parsedKept instanceof UnresolvedAttribute

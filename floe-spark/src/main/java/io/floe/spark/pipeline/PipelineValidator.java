@@ -1,8 +1,8 @@
 package io.floe.spark.pipeline;
 
-import io.floe.spark.Plans;
 import io.floe.ErrorMessages;
 import io.floe.graph.DependencyGraph;
+import io.floe.spark.Plans;
 import io.floe.spark.ingest.AppendOnlyQuery;
 import io.floe.spark.ingest.StreamFlow;
 import io.floe.spark.ingest.StreamedQuery;

@@ -1,8 +1,8 @@
 package io.floe.spark.refresh;
 
-import io.floe.spark.Plans;
 import io.floe.ErrorMessages;
 import io.floe.FloeException;
+import io.floe.spark.Plans;
 import io.floe.spark.Scala;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
