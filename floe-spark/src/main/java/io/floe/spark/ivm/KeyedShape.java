@@ -509,9 +509,10 @@ public final class KeyedShape {
    * A row that {@code WHERE k IN (SELECT x FROM s ...)} or {@code WHERE EXISTS (SELECT ... FROM s
    * WHERE s.x = k ...)} keeps or drops is decided by the rows of {@code s} whose {@code x} equals
    * its {@code k} alone, and so is one that {@code NOT EXISTS} keeps or drops: the view columns
-   * equal to the matched columns in every source key it. {@code NOT IN} is not keyed: one NULL in
-   * the subquery drops every row. Nor is a scalar subquery, or an IN whose NULL (no match, a NULL
-   * among the subquery's values) could be told from FALSE (under NOT, or in a projected value).
+   * equal to the matched columns in every source key it. So is one that {@code NOT IN} keeps or
+   * drops, while the subquery stays as empty and as free of NULLs as it was ({@link
+   * #guardedNotIn}). A scalar subquery is not keyed, nor an IN whose NULL (no match, a NULL among
+   * the subquery's values) could be told from FALSE (under NOT, or in a projected value).
    */
   private static Verdict semiJoin(LogicalPlan analyzed) {
     Optional<String> problem = semiJoinProblem(analyzed);
@@ -597,8 +598,9 @@ public final class KeyedShape {
         });
     if (problem.isEmpty() && subqueries.contains(null)) {
       problem = Optional.of(
-          "a subquery is maintained incrementally only as IN or EXISTS in WHERE, under AND, OR or (for EXISTS) NOT;"
-              + " NOT IN and scalar subqueries depend on every row of the subquery");
+          "a subquery is maintained incrementally only as IN, EXISTS or NOT IN in WHERE, under AND, OR or (for EXISTS) NOT;"
+              + " a NOT IN of several values or correlated with the outer query, and scalar subqueries, depend on every row"
+              + " of the subquery");
     }
     for (LogicalPlan subquery : subqueries) {
       if (subquery != null) {
@@ -627,10 +629,45 @@ public final class KeyedShape {
     if (condition instanceof Not && condition.children().head() instanceof Exists) {
       return true;
     }
+    if (condition instanceof Not && condition.children().head() instanceof InSubquery in) {
+      return guardedNotIn(in);
+    }
     if (condition instanceof Exists || condition instanceof InSubquery) {
       return true;
     }
     return !hasSubquery(condition);
+  }
+
+  /**
+   * Whether a {@code NOT IN} keeps a row by the subquery rows matched on its value, as long as the
+   * subquery neither gains nor loses its NULLs nor empties or fills ({@link NotInGuard}, checked at
+   * each refresh): one value, and a subquery that does not depend on the outer row.
+   *
+   * <p>{@code x NOT IN (subquery)} is FALSE when a subquery row equals x; otherwise it is NULL (the
+   * row is dropped) when x is NULL and the subquery has a row, or when the subquery holds a NULL;
+   * otherwise TRUE. Beyond the rows matching x, a row's fate depends only on whether the subquery
+   * is empty and whether it holds a NULL, the same for every row. Of several values, a row with a
+   * NULL in one depends on the subquery rows matching another, which no one key follows.
+   */
+  static boolean guardedNotIn(InSubquery in) {
+    return in.values().size() == 1
+        && in.query().outerAttrs().isEmpty()
+        && !in.query().plan().exists(node -> Scala.list(node.expressions()).stream().anyMatch(e -> e.exists(x -> x instanceof OuterReference)));
+  }
+
+  /** The source reads inside a guarded {@code NOT IN}'s subquery ({@link #guardedNotIn}), by their attributes. */
+  private static Set<ExprId> notInReads(LogicalPlan analyzed) {
+    Set<ExprId> reads = new HashSet<>();
+    for (LogicalPlan subquery : NotInGuard.subqueries(analyzed)) {
+      subquery.foreachWithSubqueries(
+          node -> {
+            if (node instanceof DataSourceV2Relation) {
+              Scala.list(node.output()).forEach(a -> reads.add(a.exprId()));
+            }
+            return scala.runtime.BoxedUnit.UNIT;
+          });
+    }
+    return reads;
   }
 
   /**
@@ -658,6 +695,9 @@ public final class KeyedShape {
    * column. A view row of a keyed shape depends on the source rows of its key alone, so filtering
    * these reads to some key values leaves the view rows of those values as they are. A key column
    * spread over view columns of several classes has no such reads.
+   *
+   * <p>Nor are the reads inside a {@code NOT IN}'s subquery: a row whose value is NULL is dropped
+   * because the subquery has rows, of any value, which a narrowed read could leave out.
    */
   static Map<ExprId, Integer> keyReads(LogicalPlan analyzed, Key key) {
     if (key.computed()) {
@@ -666,13 +706,16 @@ public final class KeyedShape {
     }
     Lineage lineage = new Lineage(analyzed);
     List<Attribute> output = Scala.list(analyzed.output());
+    Set<ExprId> wholeReads = notInReads(analyzed);
     Map<ExprId, Integer> reads = new HashMap<>();
     for (int c = 0; c < key.columns().size(); c++) {
       Set<ExprId> roots = new HashSet<>();
       key.columns().get(c).positions().forEach(p -> roots.add(lineage.root(output.get(p).exprId())));
       if (roots.size() == 1) {
         for (ExprId read : lineage.readAttributes(roots.iterator().next())) {
-          reads.put(read, c);
+          if (!wholeReads.contains(read)) {
+            reads.put(read, c);
+          }
         }
       }
     }

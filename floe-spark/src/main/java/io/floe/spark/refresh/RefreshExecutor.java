@@ -551,6 +551,9 @@ public final class RefreshExecutor {
                   + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
                   + " been deleted, " + groupReads(analyzed, shape) + ", merge by group"
               : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
+      if (io.floe.spark.ivm.NotInGuard.filtersByNotIn(analyzed)) {
+        strategy += "; FULL instead when a NOT IN subquery empties or gets its first row, or gets its first NULL or loses its last";
+      }
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;

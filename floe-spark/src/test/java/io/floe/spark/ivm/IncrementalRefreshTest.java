@@ -1259,8 +1259,9 @@ class IncrementalRefreshTest {
    * A filter by IN or EXISTS (NOT EXISTS too), or by their join forms LEFT SEMI and LEFT ANTI JOIN,
    * keeps a row by the subquery rows matched on its key: a change to either table recomputes the
    * view rows of the keys it carries, NULL keys (which match nothing) included, and so does a GROUP
-   * BY of the matched column over such a filter. NOT IN, a scalar subquery and an aggregate grouped
-   * by another column depend on rows of any key, and refresh in full.
+   * BY of the matched column over such a filter. A scalar subquery and an aggregate grouped by
+   * another column depend on rows of any key, and refresh in full; so does NOT IN when its subquery
+   * gains a NULL ({@link #notInIsMaintainedByKeyWhileItsSubqueryKeepsItsNullsAndRows}).
    */
   @org.junit.jupiter.api.Test
   void inAndExistsSubqueriesRecomputeTheRowsOfTheKeysTheChangeTouches() {
@@ -1310,8 +1311,10 @@ class IncrementalRefreshTest {
     assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "other_amounts", "definition"))
         .isEqualTo("GROUP BY over an IN or EXISTS subquery or semi join, recomputed by group (cust)");
-    assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW not_in_incremental REFRESH POLICY INCREMENTAL AS " + notIn))
-        .hasMessageContaining("NOT IN");
+    // A NOT IN of two values: a row with a NULL in one depends on the rows matching the other.
+    assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW not_in_pairs REFRESH POLICY INCREMENTAL AS"
+            + " SELECT id, cust FROM orders WHERE (id, cust) NOT IN (SELECT cust, cust FROM vip)"))
+        .hasMessageContaining("NOT IN of several values");
 
     // 30 becomes a VIP, 20 stops being one, a NULL customer arrives on both sides, orders move.
     spark.sql("INSERT INTO vip VALUES (30, 'gold'), (NULL, 'gold')");
@@ -1341,6 +1344,88 @@ class IncrementalRefreshTest {
     assertThat(refresh("top_order_join").getString(1)).isEqualTo("NO_CHANGE");
     assertThat(spark.sql("SELECT * FROM not_vip").count()).isEqualTo(spark.sql("SELECT * FROM orders").count());
     assertThat(spark.sql("SELECT * FROM anti_vip").count()).isEqualTo(spark.sql("SELECT * FROM orders").count());
+  }
+
+  /**
+   * {@code x NOT IN (subquery)} keeps a row by the subquery rows equal to x, except that an empty
+   * subquery keeps every row and one holding a NULL keeps none, a NULL x included: a change that
+   * leaves the subquery as empty, or as NULL-free, as it was recomputes the rows of the values it
+   * touches, and one that changes that state refreshes in full, saying why.
+   */
+  @org.junit.jupiter.api.Test
+  void notInIsMaintainedByKeyWhileItsSubqueryKeepsItsNullsAndRows() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmnotin");
+    spark.sql("CREATE TABLE trips (id INT, driver INT, fare DOUBLE) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE banned (driver INT, since DATE) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO trips VALUES (1, 10, 5.0), (2, 10, 7.0), (3, 20, 1.0), (4, NULL, 2.0), (5, 30, 9.0), (6, 40, 3.0)");
+    spark.sql("INSERT INTO banned VALUES (20, DATE'2025-01-01'), (50, DATE'2025-02-01')");
+    String[][] views = {
+      {"allowed", "SELECT id, driver, fare FROM trips WHERE driver NOT IN (SELECT driver FROM banned WHERE since < DATE'2026-01-01')"},
+      {"allowed_or_cheap", "SELECT id, driver FROM trips WHERE fare < 2 OR driver NOT IN (SELECT driver FROM banned)"},
+      {"allowed_fares", "SELECT driver, COUNT(*) AS n, SUM(fare) AS total FROM trips WHERE driver NOT IN (SELECT driver FROM banned) GROUP BY driver"},
+      // The key unselected: kept hidden.
+      {"allowed_ids", "SELECT id, fare FROM trips WHERE driver NOT IN (SELECT driver FROM banned)"},
+    };
+    createIncremental(views);
+
+    // Drivers are banned and pardoned, trips come and go, a trip's driver changes: no NULL, never empty.
+    spark.sql("INSERT INTO banned VALUES (30, DATE'2025-03-01'), (60, DATE'2027-01-01')");
+    spark.sql("DELETE FROM banned WHERE driver = 20");
+    spark.sql("INSERT INTO trips VALUES (7, NULL, 4.0), (8, 20, 6.0), (9, 30, 1.5)");
+    spark.sql("UPDATE trips SET driver = 50 WHERE id = 2");
+    spark.sql("DELETE FROM trips WHERE id = 6");
+    assertThat(explainStrategy("allowed"))
+        .startsWith("INCREMENTAL: recompute the view rows of each key")
+        .endsWith("; FULL instead when a NOT IN subquery empties or gets its first row, or gets its first NULL or loses its last");
+    assertEachRefreshedIncrementally(views);
+    assertThat(refresh("allowed").getString(1)).isEqualTo("NO_CHANGE");
+    assertThat(spark.sql("SELECT id FROM allowed ORDER BY id").collectAsList().stream().map(r -> r.getInt(0)).toList())
+        .as("trips of drivers not banned before 2026, and no trip without a driver").containsExactly(1, 3, 8);
+    // A trip without a driver alone: no banned driver matches it, yet the bans drop it.
+    spark.sql("INSERT INTO trips VALUES (13, NULL, 1.0)");
+    assertEachRefreshedIncrementally(views);
+    assertThat(spark.sql("SELECT * FROM allowed WHERE id = 13").count()).isZero();
+    spark.sql("DELETE FROM trips WHERE id = 13");
+
+    // A NULL among the banned drivers: no trip passes NOT IN, whatever its driver.
+    spark.sql("INSERT INTO banned VALUES (NULL, DATE'2025-04-01')");
+    for (String[] view : views) {
+      assertRefreshedInFull(view[0], view[1], "the NOT IN subquery over");
+    }
+    assertThat(refresh("allowed").getString(1)).isEqualTo("NO_CHANGE");
+    assertThat(spark.sql("SELECT * FROM allowed").count()).isZero();
+    // With the NULL still there, trips change: each change is maintained by key again.
+    spark.sql("INSERT INTO trips VALUES (10, 70, 8.0), (11, NULL, 0.5)");
+    spark.sql("UPDATE trips SET fare = fare + 1 WHERE id = 1");
+    assertEachRefreshedIncrementally(views);
+    assertThat(spark.sql("SELECT id FROM allowed_or_cheap ORDER BY id").collectAsList().stream().map(r -> r.getInt(0)).toList())
+        .as("only the cheap trips").containsExactly(3, 9, 11);
+
+    // The NULL leaves, then every ban is lifted (the subquery empties): each a full refresh, the
+    // reason saying which state the subquery left and entered.
+    spark.sql("DELETE FROM banned WHERE driver IS NULL");
+    Row lifted = refresh("allowed");
+    assertThat(lifted.getString(1)).isEqualTo("FULL");
+    assertThat(lifted.getString(2)).contains("went from holding a NULL to without a NULL");
+    assertMatches("allowed", views[0][1]);
+    spark.sql("DELETE FROM banned");
+    Row emptied = refresh("allowed");
+    assertThat(emptied.getString(1)).isEqualTo("FULL");
+    assertThat(emptied.getString(2)).contains("went from without a NULL to empty");
+    assertMatches("allowed", views[0][1]);
+    assertThat(spark.sql("SELECT * FROM allowed WHERE driver IS NULL").count()).as("an empty subquery keeps NULL drivers").isEqualTo(3);
+    // Empty at both snapshots: incremental, NULL drivers kept.
+    spark.sql("INSERT INTO trips VALUES (12, NULL, 2.5)");
+    assertRefreshedIncrementally("allowed", views[0][1]);
+    assertThat(spark.sql("SELECT * FROM allowed WHERE driver IS NULL").count()).isEqualTo(4);
+    // A ban dated after the filter's cut-off leaves the subquery empty: still incremental.
+    spark.sql("INSERT INTO banned VALUES (10, DATE'2026-06-01')");
+    assertRefreshedIncrementally("allowed", views[0][1]);
+    // A first ban that counts: full again, NULL drivers gone.
+    spark.sql("INSERT INTO banned VALUES (10, DATE'2025-06-01')");
+    assertRefreshedInFull("allowed", views[0][1], "went from empty to without a NULL");
+    assertThat(spark.sql("SELECT * FROM allowed WHERE driver IS NULL OR driver = 10").count()).isZero();
   }
 
   /**

@@ -349,8 +349,9 @@ final class DefinitionGenerator {
   /**
    * A filter by IN, EXISTS or NOT EXISTS, or their join forms LEFT SEMI and LEFT ANTI JOIN, on a
    * selected column (of the other table or of the same one: the rows with no greater value of their
-   * key), now and then under a GROUP BY or a window partitioned by that column, or by NOT IN or a
-   * scalar subquery (refreshed in full).
+   * key), now and then under a GROUP BY or a window partitioned by that column, or by NOT IN
+   * (maintained by key while its subquery keeps its emptiness and NULLs; of two values, refreshed
+   * in full) or a scalar subquery (refreshed in full).
    */
   private OracleDefinition subquery(String t, List<String> one) {
     List<String> both = List.of("t1", "t2");
@@ -411,10 +412,15 @@ final class DefinitionGenerator {
                         + " LEFT SEMI JOIN {t2} b ON b.k1 = a.k1",
                     both);
       case 7:
-        return new OracleDefinition(
-            OracleShape.SUBQUERY_UNKEYED,
-            "SELECT id, k1, v FROM {t1} WHERE k1 NOT IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
-            both);
+        return random.nextBoolean()
+            ? OracleDefinition.notIn(
+                "SELECT id, k1, v FROM {t1} WHERE k1 NOT IN (SELECT k1 FROM {t2} WHERE k2 = 1)",
+                both,
+                "SELECT k1 FROM {t2} WHERE k2 = 1")
+            : new OracleDefinition(
+                OracleShape.SUBQUERY_UNKEYED,
+                "SELECT id, k1, v FROM {t1} WHERE (k1, k2) NOT IN (SELECT k1, k2 FROM {t2} WHERE v > 0)",
+                both);
       default:
         return new OracleDefinition(
             OracleShape.SUBQUERY_UNKEYED,

@@ -49,8 +49,8 @@ import org.junit.jupiter.api.TestFactory;
  * of one table twice, window functions with or without PARTITION BY, HAVING (now and then over a common
  * table expression), LEFT/RIGHT/FULL outer join
  * with or without an equi-join key (now and then under a GROUP BY of it, or of other columns, or a window partitioned by it), global aggregate, IN, EXISTS or NOT EXISTS subquery or LEFT
- * SEMI/ANTI JOIN on a selected key (of the other table or of the same one), NOT IN or scalar
- * subquery, and GROUP BY, outer joins, HAVING, windows, IN, EXISTS and semi joins whose key the
+ * SEMI/ANTI JOIN on a selected key (of the other table or of the same one), NOT IN of one value
+ * or of two, or a scalar subquery, and GROUP BY, outer joins, HAVING, windows, IN, EXISTS and semi joins whose key the
  * view does not select (kept in
  * hidden storage columns);
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
@@ -67,8 +67,10 @@ import org.junit.jupiter.api.TestFactory;
  *       refresh, otherwise INCREMENTAL for the shapes Floe maintains incrementally (linear,
  *       aggregate, inner join, UNION ALL of distinct tables, DISTINCT, INTERSECT, EXCEPT, windows with
  *       PARTITION BY, HAVING, outer joins on an equi-join key, IN and EXISTS
- *       subqueries and semi and anti joins, selected keys or hidden ones) and FULL, with a
- *       reason, for the others;
+ *       subqueries and semi and anti joins, selected keys or hidden ones, NOT IN of one value)
+ *       and FULL, with a reason, for the others, and for a NOT IN whose subquery, read by the
+ *       oracle at both snapshots, emptied or got its first row, or got its first NULL or lost its
+ *       last (the reason naming the NOT IN subquery);
  *   <li>the storage table's current snapshot is the one the refresh returned (for NO_CHANGE: the
  *       one already verified), and its {@code refresh-state} records exactly the view's sources at
  *       their current snapshots;
@@ -336,6 +338,33 @@ public class DifferentialOracleTest {
       spark.sql(sql).collectAsList();
     }
 
+    /**
+     * The type a refresh over moved sources must have: the shape's, but FULL for a NOT IN whose
+     * subquery was empty at one end and not at the other, or held a NULL at one end only.
+     */
+    private String expectedChangeType(OracleView view, Map<String, Long> current) {
+      if (!view.definition.shape().incremental()) {
+        return "FULL";
+      }
+      String subquery = view.definition.notInSubquery();
+      if (subquery == null) {
+        return "INCREMENTAL";
+      }
+      return notInState(subquery, view.recordedSnapshots).equals(notInState(subquery, current)) ? "INCREMENTAL" : "FULL";
+    }
+
+    /** Whether the NOT IN subquery has rows, and whether it holds a NULL, at {@code snapshots}. */
+    private List<Boolean> notInState(String subquery, Map<String, Long> snapshots) {
+      String sql = subquery;
+      for (String table : List.of("t1", "t2")) {
+        Long snapshot = snapshots.get(table);
+        sql = sql.replace("{" + table + "}",
+            snapshot == null ? "(SELECT * FROM " + q(table) + " WHERE false) " + table : q(table) + " VERSION AS OF " + snapshot);
+      }
+      Row row = spark.sql("SELECT count(*) > 0, count_if(value IS NULL) > 0 FROM (" + sql + ") AS s(value)").first();
+      return List.of(row.getBoolean(0), row.getBoolean(1));
+    }
+
     /** What a view's definition reads for source {@code table}: the table, or its upstream MV. */
     private String reference(OracleView view, String table) {
       return view.upstream == null ? q(table) : q(view.upstream.name);
@@ -349,8 +378,7 @@ public class DifferentialOracleTest {
     private void refreshAndVerify(OracleView view, String when) {
       Map<String, Long> before = sourceSnapshots(view);
       boolean sourcesMoved = !before.equals(view.recordedSnapshots);
-      String expectedType =
-          !sourcesMoved ? "NO_CHANGE" : view.definition.shape().incremental() ? "INCREMENTAL" : "FULL";
+      String expectedType = !sourcesMoved ? "NO_CHANGE" : expectedChangeType(view, before);
       String refresh = "REFRESH MATERIALIZED VIEW " + q(view.name);
       script.statement(refresh);
       Row result = spark.sql(refresh).collectAsList().get(0);
@@ -371,6 +399,8 @@ public class DifferentialOracleTest {
       }
       if (type.equals("FULL")) {
         check(reason != null && !reason.isBlank(), "a FULL refresh of %s should give a reason", context);
+        check(view.definition.notInSubquery() == null || reason.contains("NOT IN subquery"),
+            "a FULL refresh of %s should name the NOT IN subquery whose state changed: %s", context, reason);
       }
       verifyContents(view, result.isNullAt(8) ? null : result.getLong(8), when);
     }

@@ -10,10 +10,24 @@ import java.util.function.Function;
  *
  * @param sources the placeholders' table names the template reads, in order
  * @param partitionColumn an output column the storage table may be partitioned by, or null
+ * @param notInSubquery the subquery of the definition's NOT IN filter, as a template, or null
  */
-record OracleDefinition(OracleShape shape, String template, List<String> sources, String partitionColumn) {
+record OracleDefinition(
+    OracleShape shape, String template, List<String> sources, String partitionColumn, String notInSubquery) {
   OracleDefinition(OracleShape shape, String template, List<String> sources) {
-    this(shape, template, sources, null);
+    this(shape, template, sources, null, null);
+  }
+
+  OracleDefinition(OracleShape shape, String template, List<String> sources, String partitionColumn) {
+    this(shape, template, sources, partitionColumn, null);
+  }
+
+  /**
+   * A definition filtering by {@code NOT IN (notInSubquery)} (a template like the definition's):
+   * incremental while the subquery stays empty, or stays without a NULL, or keeps one.
+   */
+  static OracleDefinition notIn(String template, List<String> sources, String notInSubquery) {
+    return new OracleDefinition(OracleShape.SUBQUERY_NOT_IN, template, sources, null, notInSubquery);
   }
 
   /** The definition with every source placeholder replaced by {@code reference.apply(table)}. */

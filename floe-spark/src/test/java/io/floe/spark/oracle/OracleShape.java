@@ -20,6 +20,8 @@ enum OracleShape {
   GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(true),
   SUBQUERY_UNKEYED(false),
+  /** Incremental unless the NOT IN subquery's emptiness or NULLs changed ({@link OracleDefinition#notIn}). */
+  SUBQUERY_NOT_IN(true),
   HIDDEN_KEY(true),
   UNSELECTED_GROUP_KEY(true);
 
