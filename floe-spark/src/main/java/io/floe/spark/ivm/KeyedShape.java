@@ -65,8 +65,8 @@ public final class KeyedShape {
     WINDOW("window functions with PARTITION BY", "partition"),
     OUTER_JOIN("outer join", "join key"),
     SET_OPERATION("INTERSECT or EXCEPT", "key"),
-    SEMI_JOIN("IN or EXISTS subquery or semi join", "key"),
-    GROUPED_SEMI_JOIN("GROUP BY over an IN or EXISTS subquery or semi join", "group"),
+    SEMI_JOIN("IN, NOT IN or EXISTS subquery or semi join", "key"),
+    GROUPED_SEMI_JOIN("GROUP BY over an IN, NOT IN or EXISTS subquery or semi join", "group"),
     GROUPED_OUTER_JOIN("GROUP BY over an outer join", "group");
 
     private final String description;
@@ -264,7 +264,7 @@ public final class KeyedShape {
     if (grouping.isEmpty()) {
       return notKeyed(filtered
           ? "an aggregate without GROUP BY always has one row, which HAVING filters; not maintained incrementally yet"
-          : "an aggregate without GROUP BY over an " + (outer ? "outer join" : "IN or EXISTS subquery or a semi join")
+          : "an aggregate without GROUP BY over an " + (outer ? "outer join" : "IN, NOT IN or EXISTS subquery or a semi join")
               + " is not maintained incrementally yet");
     }
     Lineage lineage = new Lineage(analyzed);
@@ -310,7 +310,7 @@ public final class KeyedShape {
     boolean semi = holdsSemiJoin(input);
     boolean outer = OuterJoinDelta.holdsOuterJoin(input);
     if (semi && outer) {
-      return Optional.of("an outer join with an IN or EXISTS subquery or a semi join under " + above
+      return Optional.of("an outer join with an IN, NOT IN or EXISTS subquery or a semi join under " + above
           + " is not maintained incrementally yet");
     }
     return semi ? semiJoinProblem(input) : outer ? outerJoinProblem(input) : DefinitionShape.linearProblem(input, false);
@@ -322,7 +322,7 @@ public final class KeyedShape {
    * touched value are recomputed together and a changed row of any table tells its value.
    */
   private static String semiJoinKeyProblem(String what, String keyedBy, String unit) {
-    return what + " over an IN or EXISTS subquery or a semi or anti join is maintained incrementally only when it "
+    return what + " over an IN, NOT IN or EXISTS subquery or a semi or anti join is maintained incrementally only when it "
         + keyedBy + " a column the subquery's or the joined table's rows are matched on, so that a changed row of any"
         + " table it reads tells which " + unit + " it touches";
   }
@@ -522,7 +522,7 @@ public final class KeyedShape {
     return keyedByCoveringColumns(
         analyzed,
         Operator.SEMI_JOIN,
-        "an IN or EXISTS subquery or a semi or anti join is maintained incrementally only when the view selects a column"
+        "an IN, NOT IN or EXISTS subquery or a semi or anti join is maintained incrementally only when the view selects a column"
             + " its rows are matched on (IN's value, or one side of an equality between the subquery's or the joined table"
             + " and the outer one) and every other table the definition reads is joined on that column too, so that a"
             + " changed row of any of them tells which view rows it touches" + matchedThroughCast(analyzed));

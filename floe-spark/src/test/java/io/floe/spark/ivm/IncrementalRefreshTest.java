@@ -1307,10 +1307,10 @@ class IncrementalRefreshTest {
     String castIn = "SELECT id, cust FROM orders WHERE cust IN (SELECT cust FROM vip_wide)";
     spark.sql("CREATE MATERIALIZED VIEW cast_join AS " + castJoin);
     spark.sql("CREATE MATERIALIZED VIEW cast_in AS " + castIn);
-    assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
-    assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN or EXISTS subquery or semi join, recomputed by key (cust)");
+    assertThat(ExplainedRefresh.detail(spark, "gold", "definition")).isEqualTo("IN, NOT IN or EXISTS subquery or semi join, recomputed by key (cust)");
+    assertThat(ExplainedRefresh.detail(spark, "anti_vip", "definition")).isEqualTo("IN, NOT IN or EXISTS subquery or semi join, recomputed by key (cust)");
     assertThat(ExplainedRefresh.detail(spark, "other_amounts", "definition"))
-        .isEqualTo("GROUP BY over an IN or EXISTS subquery or semi join, recomputed by group (cust)");
+        .isEqualTo("GROUP BY over an IN, NOT IN or EXISTS subquery or semi join, recomputed by group (cust)");
     // A NOT IN of two values: a row with a NULL in one depends on the rows matching the other.
     assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW not_in_pairs REFRESH POLICY INCREMENTAL AS"
             + " SELECT id, cust FROM orders WHERE (id, cust) NOT IN (SELECT cust, cust FROM vip)"))
