@@ -54,7 +54,7 @@ public final class NotInGuard {
 
   /**
    * The subqueries of the {@code NOT IN} filters of {@code definition}, those inside other
-   * subqueries included: a parsed definition (with its common table expressions inlined, to read
+   * subqueries and common table expressions included: a parsed definition (with its common table expressions inlined, to read
    * each subquery on its own) or an analyzed one.
    */
   static List<LogicalPlan> subqueries(LogicalPlan definition) {
@@ -66,6 +66,12 @@ public final class NotInGuard {
   private static void collect(LogicalPlan plan, List<LogicalPlan> found) {
     plan.foreach(
         node -> {
+          // A common table expression's body, which a parsed WITH holds beside its children.
+          for (Object inner : Scala.list(node.innerChildren())) {
+            if (inner instanceof LogicalPlan body) {
+              collect(body, found);
+            }
+          }
           for (Expression expression : Scala.list(node.expressions())) {
             expression.foreach(
                 e -> {

@@ -1366,6 +1366,9 @@ class IncrementalRefreshTest {
       {"allowed_fares", "SELECT driver, COUNT(*) AS n, SUM(fare) AS total FROM trips WHERE driver NOT IN (SELECT driver FROM banned) GROUP BY driver"},
       // The key unselected: kept hidden.
       {"allowed_ids", "SELECT id, fare FROM trips WHERE driver NOT IN (SELECT driver FROM banned)"},
+      // The filter inside a common table expression.
+      {"allowed_cte", "WITH open_trips AS (SELECT id, driver FROM trips WHERE driver NOT IN (SELECT driver FROM banned))"
+          + " SELECT id, driver FROM open_trips"},
     };
     createIncremental(views);
 
