@@ -122,10 +122,7 @@ public final class IncrementalRefresh {
     boolean appendOnly = true;
     for (int i = 0; i < sources.size(); i++) {
       Source source = sources.get(i);
-      Optional<SourceState> before =
-          recorded.sourceStates().stream()
-              .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
-              .findFirst();
+      Optional<SourceState> before = recordedState(recorded, source);
       if (before.isEmpty()) {
         return new Fallback("source " + source.name() + " was re-created since the last refresh");
       }
@@ -190,7 +187,7 @@ public final class IncrementalRefresh {
       return new Applied(rowsRead, 0, 0, snapshot, reason, none, List.of());
     }
 
-    Optional<String> notIn = notInStateChanged(mv, pinned, sources, oldSources);
+    Optional<String> notIn = notInStateChanged(mv, pinned, sources, oldSources, rowsRead);
     if (notIn.isPresent()) {
       return new Fallback(notIn.get());
     }
@@ -591,13 +588,51 @@ public final class IncrementalRefresh {
         });
   }
 
+  /** What {@code recorded} holds of {@code source}'s table; empty when the table was re-created since. */
+  public static Optional<SourceState> recordedState(RefreshState recorded, Source source) {
+    return recorded.sourceStates().stream()
+        .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
+        .findFirst();
+  }
+
+  /**
+   * Why a refresh of {@code mv} starting now would be full because a {@code NOT IN} subquery's state
+   * changed since the refresh {@code recorded}: what the refresh itself checks ({@link NotInGuard}),
+   * for {@code EXPLAIN REFRESH}. Reads each such subquery whose sources moved at both snapshots; a
+   * source re-created or without its recorded snapshot is left to the checks that make those full.
+   */
+  public Optional<String> notInStateChange(MaterializedView mv, PinnedDefinition pinned, RefreshState recorded) {
+    List<Source> sources = pinned.sources();
+    List<Source> oldSources = new ArrayList<>(sources);
+    for (int i = 0; i < sources.size(); i++) {
+      Source source = sources.get(i);
+      Optional<SourceState> before = recordedState(recorded, source);
+      if (before.isEmpty()) {
+        return Optional.empty();
+      }
+      Long from = before.get().snapshotId().orElse(null);
+      Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
+      if (java.util.Objects.equals(from, to)) {
+        continue;
+      }
+      if (from != null && source.table().snapshot(from) == null) {
+        return Optional.empty();
+      }
+      oldSources.set(
+          i,
+          new Source(source.name(), source.materializedView(), source.table(),
+              from == null ? Optional.empty() : Optional.of(source.table().snapshot(from))));
+    }
+    return notInStateChanged(mv, pinned, sources, oldSources, new LinkedHashMap<>());
+  }
+
   /**
    * Why the view's {@code NOT IN} filters cannot be maintained by key this time: the state of a
    * subquery every row depends on ({@link NotInGuard}) differs between the sources' old and new
    * snapshots. A subquery none of whose sources moved is not read.
    */
   private Optional<String> notInStateChanged(
-      MaterializedView mv, PinnedDefinition pinned, List<Source> sources, List<Source> oldSources) {
+      MaterializedView mv, PinnedDefinition pinned, List<Source> sources, List<Source> oldSources, Map<String, Long> rowsRead) {
     if (!NotInGuard.filtersByNotIn(pinned.parsed())) {
       return Optional.empty();
     }
@@ -607,25 +642,32 @@ public final class IncrementalRefresh {
     }
     for (LogicalPlan subquery : NotInGuard.subqueries(inlined.get())) {
       List<String> tables = new ArrayList<>();
+      // The rows each read of the subquery scans, counted in the refresh's rows read.
+      Map<String, Long> read = new LinkedHashMap<>();
       boolean[] moved = {false};
       LogicalPlan before =
           pinning.substitute(subquery, mv.defaultCatalog(), mv.defaultNamespace(), (parts, name) -> {
             int index = indexOf(sources, name.toString());
             tables.add(name.toString());
             moved[0] |= oldSources.get(index) != sources.get(index);
+            read.merge(sources.get(index).name().toString(), oldSources.get(index).totalRecords(), Long::sum);
             return readAt(parts, oldSources.get(index));
           });
       if (!moved[0]) {
         continue;
       }
       LogicalPlan after =
-          pinning.substitute(subquery, mv.defaultCatalog(), mv.defaultNamespace(),
-              (parts, name) -> readAt(parts, sources.get(indexOf(sources, name.toString()))));
+          pinning.substitute(subquery, mv.defaultCatalog(), mv.defaultNamespace(), (parts, name) -> {
+            Source source = sources.get(indexOf(sources, name.toString()));
+            read.merge(source.name().toString(), source.totalRecords(), Long::sum);
+            return readAt(parts, source);
+          });
       Optional<String> changed =
           NotInGuard.changed(
               NotInGuard.state(org.apache.spark.sql.classic.Dataset.ofRows(spark, before)),
               NotInGuard.state(org.apache.spark.sql.classic.Dataset.ofRows(spark, after)),
               tables.stream().distinct().toList());
+      read.forEach((source, rows) -> rowsRead.merge(source, rows, Long::sum));
       if (changed.isPresent()) {
         return changed;
       }

@@ -453,7 +453,8 @@ public final class RefreshExecutor {
   /**
    * What a refresh of {@code mv} would do now, without doing it: the definition's shape, each
    * source's recorded and current snapshot with the operations in between, and the strategy with
-   * its reason. Reads metadata only.
+   * its reason. Reads metadata only, but for the subqueries of {@code NOT IN} filters whose sources
+   * moved, read at both snapshots as the refresh would.
    */
   public List<String[]> explain(MaterializedView mv) {
     Map<String, String> differing = DefinitionSettings.differing(spark, mv);
@@ -488,11 +489,7 @@ public final class RefreshExecutor {
     boolean sourcesMoved = false;
     String strategy = null;
     for (Source source : pinned.sources()) {
-      Optional<SourceState> before =
-          recorded.flatMap(
-              r -> r.sourceStates().stream()
-                  .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
-                  .findFirst());
+      Optional<SourceState> before = recorded.flatMap(r -> IncrementalRefresh.recordedState(r, source));
       Long from = before.flatMap(SourceState::snapshotId).orElse(null);
       Long to = source.snapshot().map(Snapshot::snapshotId).orElse(null);
       String detail;
@@ -539,24 +536,35 @@ public final class RefreshExecutor {
     } else if (blocker.isPresent()) {
       strategy = "FULL: " + blocker.get();
     } else if (strategy == null) {
-      strategy = "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.KEYED
-          ? "recompute the view rows of each " + shape.keyed().orElseThrow().operator().unit()
-              + " the change touches from the new snapshot, " + keyedReads(shape.keyed().orElseThrow()) + ", merge by row"
-          : shape.kind() == DefinitionShape.Kind.LINEAR
-          ? "apply the definition to inserted and deleted rows, merge by row"
-          : shape.recomputesGroups()
-              ? "recompute the groups the change touches, " + groupReads(analyzed, shape) + ", merge by group"
-              : shape.roles().contains(ColumnRole.MIN) || shape.roles().contains(ColumnRole.MAX)
-              ? "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape)
-                  + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
-                  + " been deleted, " + groupReads(analyzed, shape) + ", merge by group"
-              : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
-      if (io.floe.spark.ivm.NotInGuard.filtersByNotIn(analyzed)) {
-        strategy += "; FULL instead when a NOT IN subquery empties or gets its first row, or gets its first NULL or loses its last";
-      }
+      // The one check that reads data: the state of a NOT IN subquery decides every row's fate.
+      strategy =
+          new IncrementalRefresh(spark).notInStateChange(mv, pinned, recorded.get())
+              .map(reason -> "FULL: " + reason)
+              .orElseGet(() -> incrementalStrategy(shape, analyzed));
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;
+  }
+
+  /** How an incremental refresh of a definition of {@code shape} applies a change. */
+  private static String incrementalStrategy(DefinitionShape shape, LogicalPlan analyzed) {
+    String strategy =
+        "INCREMENTAL: " + (shape.kind() == DefinitionShape.Kind.KEYED
+        ? "recompute the view rows of each " + shape.keyed().orElseThrow().operator().unit()
+            + " the change touches from the new snapshot, " + keyedReads(shape.keyed().orElseThrow()) + ", merge by row"
+        : shape.kind() == DefinitionShape.Kind.LINEAR
+        ? "apply the definition to inserted and deleted rows, merge by row"
+        : shape.recomputesGroups()
+            ? "recompute the groups the change touches, " + groupReads(analyzed, shape) + ", merge by group"
+            : shape.roles().contains(ColumnRole.MIN) || shape.roles().contains(ColumnRole.MAX)
+            ? "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape)
+                + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
+                + " been deleted, " + groupReads(analyzed, shape) + ", merge by group"
+            : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
+    if (io.floe.spark.ivm.NotInGuard.filtersByNotIn(analyzed)) {
+      strategy += "; FULL instead when a NOT IN subquery empties or gets its first row, or gets its first NULL or loses its last";
+    }
+    return strategy;
   }
 
   /** What a keyed recomputation reads of its sources. */

@@ -1355,7 +1355,7 @@ class IncrementalRefreshTest {
   @org.junit.jupiter.api.Test
   void notInIsMaintainedByKeyWhileItsSubqueryKeepsItsNullsAndRows() {
     spark = SharedSpark.session();
-    SharedSpark.freshNamespace("ivmnotin");
+    String ns = SharedSpark.freshNamespace("ivmnotin");
     spark.sql("CREATE TABLE trips (id INT, driver INT, fare DOUBLE) USING iceberg TBLPROPERTIES (" + MOR + ")");
     spark.sql("CREATE TABLE banned (driver INT, since DATE) USING iceberg TBLPROPERTIES (" + MOR + ")");
     spark.sql("INSERT INTO trips VALUES (1, 10, 5.0), (2, 10, 7.0), (3, 20, 1.0), (4, NULL, 2.0), (5, 30, 9.0), (6, 40, 3.0)");
@@ -1393,7 +1393,12 @@ class IncrementalRefreshTest {
 
     // A NULL among the banned drivers: no trip passes NOT IN, whatever its driver.
     spark.sql("INSERT INTO banned VALUES (NULL, DATE'2025-04-01')");
+    // EXPLAIN REFRESH reads the subquery at both snapshots as the refresh does, and says so first.
     for (String[] view : views) {
+      assertThat(explainStrategy(view[0]))
+          .as(view[0])
+          .startsWith("FULL: the NOT IN subquery over")
+          .contains("went from without a NULL to holding a NULL");
       assertRefreshedInFull(view[0], view[1], "the NOT IN subquery over");
     }
     assertThat(refresh("allowed").getString(1)).isEqualTo("NO_CHANGE");
@@ -1413,7 +1418,9 @@ class IncrementalRefreshTest {
     assertThat(lifted.getString(2)).contains("went from holding a NULL to without a NULL");
     assertMatches("allowed", views[0][1]);
     spark.sql("DELETE FROM banned");
+    String predicted = explainStrategy("allowed");
     Row emptied = refresh("allowed");
+    assertThat(predicted).as("EXPLAIN REFRESH before the refresh").isEqualTo("FULL: " + emptied.getString(2));
     assertThat(emptied.getString(1)).isEqualTo("FULL");
     assertThat(emptied.getString(2)).contains("went from without a NULL to empty");
     assertMatches("allowed", views[0][1]);
@@ -1425,6 +1432,15 @@ class IncrementalRefreshTest {
     // A ban dated after the filter's cut-off leaves the subquery empty: still incremental.
     spark.sql("INSERT INTO banned VALUES (10, DATE'2026-06-01')");
     assertRefreshedIncrementally("allowed", views[0][1]);
+    // 50 more such bans: the rows read are the 50 of the change, the 1 and 51 of the two reads of
+    // the subquery that check its state, the 51 of the recomputation's (whole) read of it, and at
+    // most every trip for the recomputed drivers.
+    spark.sql("INSERT INTO banned SELECT CAST(id AS INT), DATE'2027-01-01' FROM range(1000, 1050)");
+    long tripRecords = spark.sql("SELECT sum(record_count) FROM lake." + ns + ".trips.files WHERE content = 0").first().getLong(0);
+    Row moreBans = refresh("allowed");
+    assertThat(moreBans.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(moreBans.getLong(3)).as("rows read").isBetween(50L + 1 + 51 + 51, 50L + 1 + 51 + 51 + tripRecords);
+    assertMatches("allowed", views[0][1]);
     // A first ban that counts: full again, NULL drivers gone.
     spark.sql("INSERT INTO banned VALUES (10, DATE'2025-06-01')");
     assertRefreshedInFull("allowed", views[0][1], "went from empty to without a NULL");
