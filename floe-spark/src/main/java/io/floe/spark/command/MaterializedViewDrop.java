@@ -19,12 +19,18 @@ final class MaterializedViewDrop {
     drop(catalog, mv.name(), mv.storageName());
   }
 
-  /** Drops the view {@code name} and the table {@code storage}, whichever of them exists. */
+  /**
+   * Drops the view {@code name} and the table {@code storage}, whichever of them exists, and the old
+   * storage a replacement interrupted before it could clean up left aside ({@link ReplacedView}).
+   */
   static void drop(MaterializedViewCatalog catalog, ResolvedName name, ResolvedName storage) {
     name.viewCatalog().dropView(name.identifier());
-    name.catalog().dropTable(storage.identifier(), true);
-    // Spark's catalog caches tables; it would keep serving, and block re-creating, the dropped one.
-    catalog.invalidateSparkCache(storage);
+    ResolvedName aside = ReplacedView.asideName(storage);
+    for (ResolvedName table : List.of(storage, aside)) {
+      name.catalog().dropTable(table.identifier(), true);
+      // Spark's catalog caches tables; it would keep serving, and block re-creating, the dropped one.
+      catalog.invalidateSparkCache(table);
+    }
   }
 
   /**

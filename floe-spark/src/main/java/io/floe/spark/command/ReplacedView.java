@@ -53,9 +53,14 @@ public final class ReplacedView {
     this.aside = newStorage ? moveStorageAside() : Optional.empty();
   }
 
+  /** Where a replacement keeps the old {@code storage} table until it commits. */
+  static ResolvedName asideName(ResolvedName storage) {
+    return storage.sibling(storage.name() + ASIDE_SUFFIX);
+  }
+
   private Optional<ResolvedName> moveStorageAside() {
     ResolvedName storage = before.storageName();
-    ResolvedName asideName = storage.sibling(storage.name() + ASIDE_SUFFIX);
+    ResolvedName asideName = asideName(storage);
     // One left by a replacement that was interrupted before it could clean up.
     storage.catalog().dropTable(asideName.identifier(), true);
     Optional<ResolvedName> moved;

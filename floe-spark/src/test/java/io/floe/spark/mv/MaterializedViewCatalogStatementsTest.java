@@ -73,6 +73,20 @@ class MaterializedViewCatalogStatementsTest extends MvTestSupport {
   }
 
   @Test
+  void dropRemovesTheOldStorageAReplacementInterruptedBeforeItsCommitLeftAside() {
+    // What a CREATE OR REPLACE that needed new storage leaves when its process dies before the
+    // replacement's refresh commits: the old storage table renamed aside, next to the new one.
+    iceberg().renameTable(id("counts__storage"), id("counts__storage__replaced"));
+    sql("CREATE TABLE lake." + ns + ".counts__storage (id INT) USING iceberg");
+
+    sql("DROP MATERIALIZED VIEW counts");
+
+    assertThat(viewExists("counts")).isFalse();
+    assertThat(tableExists("counts__storage")).isFalse();
+    assertThat(tableExists("counts__storage__replaced")).isFalse();
+  }
+
+  @Test
   void aDroppedViewCanBeCreatedAgainUnderTheSameName() {
     sql("SELECT * FROM lake." + ns + ".counts__storage").size();
     sql("DROP MATERIALIZED VIEW counts");
