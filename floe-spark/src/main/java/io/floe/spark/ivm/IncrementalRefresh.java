@@ -812,6 +812,14 @@ public final class IncrementalRefresh {
     return Math.max(0, Long.parseLong(records) - (deleted == null ? 0 : Long.parseLong(deleted)));
   }
 
+  /**
+   * Whether the size checks can turn a refresh over {@code sources} into a full one: they are on and
+   * the sources hold {@link #SCAN_FLOOR} rows or more, for {@code EXPLAIN REFRESH}.
+   */
+  public boolean sizeChecksApply(List<Source> sources) {
+    return sizeChecksOn() && sources.stream().mapToLong(Source::totalRecords).sum() >= scanFloor();
+  }
+
   private boolean sizeChecksOn() {
     return Boolean.parseBoolean(spark.conf().get(DELTA_THRESHOLD_CHECK, "true"));
   }

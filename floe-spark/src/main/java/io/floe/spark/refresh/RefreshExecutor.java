@@ -536,11 +536,17 @@ public final class RefreshExecutor {
     } else if (blocker.isPresent()) {
       strategy = "FULL: " + blocker.get();
     } else if (strategy == null) {
+      IncrementalRefresh incremental = new IncrementalRefresh(spark);
       // The one check that reads data: the state of a NOT IN subquery decides every row's fate.
       strategy =
-          new IncrementalRefresh(spark).notInStateChange(mv, pinned, recorded.get())
+          incremental.notInStateChange(mv, pinned, recorded.get())
               .map(reason -> "FULL: " + reason)
               .orElseGet(() -> incrementalStrategy(shape, analyzed));
+      if (strategy.startsWith("INCREMENTAL") && incremental.sizeChecksApply(pinned.sources())) {
+        // Those checks weigh the change itself, which EXPLAIN does not read.
+        strategy += "; FULL instead when the size checks find a full refresh costs less for the change ("
+            + IncrementalRefresh.DELTA_THRESHOLD_CHECK + "=false turns them off)";
+      }
     }
     lines.add(new String[] {"strategy", strategy});
     return lines;

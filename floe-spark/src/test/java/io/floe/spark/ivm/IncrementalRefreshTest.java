@@ -643,6 +643,10 @@ class IncrementalRefreshTest {
       // A dimension change: 3 groups stored of 10 source rows (those a scan reads: the updated
       // row's old version stays in its data file, deleted by position).
       spark.sql("UPDATE customers SET region = 'north' WHERE cust = 20");
+      assertThat(explainStrategy("per_region"))
+          .startsWith("INCREMENTAL: ")
+          .endsWith("; FULL instead when the size checks find a full refresh costs less for the change ("
+              + IncrementalRefresh.DELTA_THRESHOLD_CHECK + "=false turns them off)");
       Row dimension = refresh("per_region");
       assertThat(dimension.getString(1)).isEqualTo("FULL");
       assertThat(dimension.getString(2))
@@ -663,6 +667,7 @@ class IncrementalRefreshTest {
 
       spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
       spark.sql("DELETE FROM customers WHERE cust = 10");
+      assertThat(explainStrategy("per_region")).startsWith("INCREMENTAL: ").doesNotContain("size checks");
       assertRefreshedIncrementally("per_region", perRegion);
       assertRefreshedIncrementally("full_per_region", fullPerRegion);
       assertRefreshedIncrementally("pairs", pairs);
