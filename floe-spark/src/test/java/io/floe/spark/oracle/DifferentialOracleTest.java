@@ -379,6 +379,16 @@ public class DifferentialOracleTest {
       Map<String, Long> before = sourceSnapshots(view);
       boolean sourcesMoved = !before.equals(view.recordedSnapshots);
       String expectedType = !sourcesMoved ? "NO_CHANGE" : expectedChangeType(view, before);
+      // EXPLAIN REFRESH, run just before, must predict the type (the sources are below the size
+      // checks' floor, so its prediction carries no condition).
+      String explain = "EXPLAIN REFRESH MATERIALIZED VIEW " + q(view.name);
+      script.statement(explain);
+      String strategy =
+          spark.sql(explain).collectAsList().stream()
+              .filter(r -> r.getString(0).equals("strategy"))
+              .map(r -> r.getString(1))
+              .findFirst()
+              .orElse("(no strategy line)");
       String refresh = "REFRESH MATERIALIZED VIEW " + q(view.name);
       script.statement(refresh);
       Row result = spark.sql(refresh).collectAsList().get(0);
@@ -391,6 +401,10 @@ public class DifferentialOracleTest {
           expectedType.equals(type),
           "refresh type of %s should be %s (sources %s, recorded %s), was %s: %s",
           context, expectedType, before, view.recordedSnapshots, type, reason);
+      check(
+          strategy.startsWith(type + ":"),
+          "EXPLAIN REFRESH of %s just before the refresh should have predicted %s, said: %s",
+          context, type, strategy);
       if (type.equals("NO_CHANGE")) {
         check(
             Objects.equals(result.isNullAt(8) ? null : result.getLong(8), view.verifiedStorageSnapshot),
