@@ -180,7 +180,7 @@ public final class ChangeCapture {
     if (fromSnapshotExclusive != null && range.consistsOnlyOf(COMPACTION)) {
       return noChange(readSchema, range.operations(), sparkName);
     }
-    Optional<String> incomparable = incomparableColumn(readSchema);
+    Optional<String> incomparable = incomparableColumn(readSchema, sparkName);
     if (incomparable.isPresent()) {
       LOG.debug("No incremental capture of {}: {}", sparkName, incomparable.get());
       return new CapturedChange.Unsupported(incomparable.get());
@@ -364,13 +364,23 @@ public final class ChangeCapture {
     return new StructType(kept.toArray(StructField[]::new));
   }
 
+  /**
+   * Why this capture cannot read a change of {@code table} up to {@code toSnapshot}, whatever the
+   * change: a column it reads cannot be compared. Reads table metadata only, for {@code EXPLAIN
+   * REFRESH}.
+   */
+  public Optional<String> incomparableColumn(Table table, String sparkName, long toSnapshot) {
+    return incomparableColumn(readSchema(SparkSchemaUtil.convert(SnapshotUtil.schemaFor(table, toSnapshot))), sparkName);
+  }
+
   /** Consolidation groups by every column; Spark cannot group maps (or variants). */
-  private static Optional<String> incomparableColumn(StructType sparkSchema) {
+  private static Optional<String> incomparableColumn(StructType sparkSchema, String sparkName) {
     for (StructField field : sparkSchema.fields()) {
       Optional<DataType> incomparable = incomparableType(field.dataType());
       if (incomparable.isPresent()) {
         return Optional.of(
-            "column " + field.name() + " of type " + incomparable.get().typeName() + " cannot be compared");
+            "column " + field.name() + " of " + sparkName + " is of type " + incomparable.get().typeName()
+                + ", which cannot be compared to match a change's rows");
       }
     }
     return Optional.empty();

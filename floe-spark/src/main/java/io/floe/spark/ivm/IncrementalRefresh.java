@@ -848,7 +848,8 @@ public final class IncrementalRefresh {
     throw new IllegalStateException("Source " + name + " was not pinned");
   }
 
-  private static String sparkName(Source source) {
+  /** How refreshes name {@code source} in their reasons: its table's (or its MV's storage's) quoted name. */
+  public static String sparkName(Source source) {
     return source.materializedView().map(MaterializedView::storageName).orElse(source.name()).quoted();
   }
 

@@ -467,6 +467,8 @@ public final class RefreshExecutor {
     }
     try {
       return io.floe.spark.rewrite.RewriteSuppression.withoutRewrite(() -> explainLines(mv));
+    } catch (UnresolvedDefinition e) {
+      throw new FloeException("Cannot explain the refresh of " + mv + ": " + e.detail, e);
     } catch (RuntimeException e) {
       throw namingTheView(mv, "Cannot explain the refresh of ", e);
     }
@@ -504,12 +506,22 @@ public final class RefreshExecutor {
         strategy = strategy == null ? "FULL: " + schemaChange.get() : strategy;
         sourcesMoved = true;
       } else if (java.util.Objects.equals(from, to)) {
-        detail = "unchanged at snapshot " + (to == null ? "none" : to);
+        Optional<Integer> schemaWas = before.flatMap(SourceState::schemaId);
+        Optional<Integer> schemaNow = currentState(pinned, source).schemaId();
+        detail = "unchanged at snapshot " + (to == null ? "none" : to)
+            + (before.isEmpty() || schemaWas.equals(schemaNow)
+                ? ""
+                : "; schema " + schemaWas.map(String::valueOf).orElse("none") + " → " + schemaNow.map(String::valueOf).orElse("none")
+                    + ", changed in columns the view does not read");
       } else {
         sourcesMoved = true;
         boolean acrossSchemas = before.isPresent() && source.materializedView().isEmpty();
         io.floe.spark.capture.ChangeCapture.Inspection inspection =
-            io.floe.spark.capture.ChangeCapture.inspect(source.table(), source.table().name(), from, to, acrossSchemas);
+            io.floe.spark.capture.ChangeCapture.inspect(source.table(), IncrementalRefresh.sparkName(source), from, to, acrossSchemas);
+        io.floe.spark.capture.ChangeCapture capture = new io.floe.spark.capture.ChangeCapture(spark);
+        Optional<String> incomparable =
+            IncrementalRefresh.changeColumns(source, readColumns).map(capture::reading).orElse(capture)
+                .incomparableColumn(source.table(), IncrementalRefresh.sparkName(source), to);
         detail = "snapshot " + (from == null ? "none" : from) + " → " + to + " (" + String.join(", ", inspection.operations()) + ")";
         if (inspection.unsupportedReason().isPresent()) {
           detail += ": change not capturable, " + inspection.unsupportedReason().get();
@@ -518,6 +530,9 @@ public final class RefreshExecutor {
           detail += ": compaction only, nothing to read";
         } else if (io.floe.spark.ivm.IncrementalRefresh.readsFromFeed(source, from, to)) {
           detail += ": read the changes its refreshes recorded in its change feed";
+        } else if (incomparable.isPresent()) {
+          detail += ": change not capturable, " + incomparable.get();
+          strategy = strategy == null ? "FULL: " + incomparable.get() : strategy;
         } else if (inspection.operations().contains("replace")) {
           detail += ": read the changed data files only" + columnsRead(source, readColumns)
               + "; the commits between compactions run by run, where that reads less than the files the compactions rewrote";
@@ -531,10 +546,13 @@ public final class RefreshExecutor {
       strategy = "FULL: " + MaterializedView.writtenOutsideARefresh(storage).orElse("first refresh");
     } else if (recorded.get().viewVersionId() != mv.versionId()) {
       strategy = "FULL: definition changed";
-    } else if (!sourcesMoved) {
+    } else if (!sourcesMoved && new HashSet<>(recorded.get().sourceStates()).equals(new HashSet<>(pinned.sourceStates()))) {
       strategy = "NO_CHANGE: no source changed since the last refresh; nothing is committed";
     } else if (blocker.isPresent()) {
       strategy = "FULL: " + blocker.get();
+    } else if (!sourcesMoved) {
+      // Only the schemas of columns the view does not read changed: the refresh records them.
+      strategy = "INCREMENTAL: no source has new data; the refresh records the sources' new state and writes no rows";
     } else if (strategy == null) {
       IncrementalRefresh incremental = new IncrementalRefresh(spark);
       // The one check that reads data: the state of a NOT IN subquery decides every row's fate.
@@ -552,6 +570,15 @@ public final class RefreshExecutor {
     return lines;
   }
 
+  /** The state {@code source} was pinned at. */
+  private static SourceState currentState(PinnedDefinition pinned, Source source) {
+    String uuid = source.table().uuid().toString();
+    return pinned.sourceStates().stream()
+        .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(uuid))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("Source " + source.name() + " was not pinned"));
+  }
+
   /** How an incremental refresh of a definition of {@code shape} applies a change. */
   private static String incrementalStrategy(DefinitionShape shape, LogicalPlan analyzed) {
     String strategy =
@@ -567,6 +594,11 @@ public final class RefreshExecutor {
                 + ", take MIN and MAX from the stored and inserted values, recompute a group whose MIN or MAX may have"
                 + " been deleted, " + groupReads(analyzed, shape) + ", merge by group"
             : "add per-group partial counts and sums of the change" + averages(shape) + distinctCounts(shape) + ", merge by group");
+    if (shape.keyed().map(k -> k.keys().stream().anyMatch(io.floe.spark.ivm.KeyedShape.Key::computed)).orElse(false)) {
+      // The key expression runs on every changed row, those the definition filters out too.
+      String unit = shape.keyed().orElseThrow().operator().unit();
+      strategy += "; FULL instead when the " + unit + " expression fails on a changed source row the definition may leave out";
+    }
     if (io.floe.spark.ivm.NotInGuard.filtersByNotIn(analyzed)) {
       strategy += "; FULL instead when a NOT IN subquery empties or gets its first row, or gets its first NULL or loses its last";
     }
@@ -900,7 +932,51 @@ public final class RefreshExecutor {
     try {
       return Dataset.ofRows(spark, pinned.plan());
     } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
-      throw new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
+      throw new UnresolvedDefinition(mv, sourceSchemaChanges(mv, pinned), e);
+    }
+  }
+
+  /** The schema changes of {@code mv}'s sources since its last refresh, in words: what may have broken its definition. */
+  private static List<String> sourceSchemaChanges(MaterializedView mv, PinnedDefinition pinned) {
+    List<String> changes = new ArrayList<>();
+    try {
+      for (SourceState was : mv.refreshState(mv.storageTable()).map(RefreshState::sourceStates).orElse(List.of())) {
+        pinned.sourceStates().stream()
+            .filter(now -> now.type() == SourceState.Type.TABLE && now.uuid().equals(was.uuid()))
+            .filter(now -> !now.schemaId().equals(was.schemaId()))
+            .findFirst()
+            .flatMap(was::describeChangeTo)
+            .ifPresent(changes::add);
+      }
+    } catch (RuntimeException e) {
+      // Only a hint for the message of the failure being reported.
+      LOG.debug("Cannot read the recorded state of {}", mv, e);
+    }
+    return changes;
+  }
+
+  /**
+   * A definition Spark no longer analyzes against its sources, as a refresh reports it; {@link
+   * #detail} without the action, for {@code EXPLAIN REFRESH} to report under its own.
+   */
+  private static final class UnresolvedDefinition extends FloeException {
+    final String detail;
+
+    UnresolvedDefinition(MaterializedView mv, List<String> schemaChanges, Exception cause) {
+      this(detail(schemaChanges, cause), mv, cause);
+    }
+
+    private UnresolvedDefinition(String detail, MaterializedView mv, Exception cause) {
+      super("Cannot refresh " + mv + ": " + detail, cause);
+      this.detail = detail;
+    }
+
+    private static String detail(List<String> schemaChanges, Exception cause) {
+      String error = ErrorMessages.firstLine(cause.getMessage());
+      return schemaChanges.isEmpty()
+          ? error
+          : "its definition no longer resolves against its sources (" + String.join("; ", schemaChanges)
+              + " since the last refresh): " + error;
     }
   }
 

@@ -227,6 +227,63 @@ class IncrementalRefreshTest {
     assertMatches(mv, query);
   }
 
+  /**
+   * EXPLAIN REFRESH predicts the refreshes that metadata decides: a schema change of columns the view
+   * does not read (the refresh records it, writing no rows), a change read in a MAP column (full),
+   * and says when a computed key may make it full; a definition a rename broke is reported under
+   * EXPLAIN's own action, naming the source's schema change.
+   */
+  @Test
+  void explainRefreshPredictsSchemaOnlyChangesAndIncomparableColumns() {
+    spark = SharedSpark.session();
+    String ns = SharedSpark.freshNamespace("ivmexplain");
+    spark.sql("CREATE TABLE t (id INT, v INT, s STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("CREATE TABLE tm (id INT, m MAP<STRING, INT>) USING iceberg");
+    spark.sql("INSERT INTO t VALUES (1, 10, '1'), (2, 20, '2')");
+    spark.sql("INSERT INTO tm VALUES (1, map('x', 1))");
+    String plain = "SELECT id, v FROM t";
+    String mapped = "SELECT id, m['x'] AS mx FROM tm";
+    String ranked =
+        "SELECT id, k, row_number() OVER (PARTITION BY CAST(s AS INT) ORDER BY id) AS rn"
+            + " FROM (SELECT id, s, CAST(s AS INT) AS k FROM t WHERE s <> 'bad') q";
+    spark.sql("CREATE MATERIALIZED VIEW plain AS " + plain);
+    spark.sql("CREATE MATERIALIZED VIEW mapped AS " + mapped);
+    spark.sql("CREATE MATERIALIZED VIEW ranked AS " + ranked);
+
+    spark.sql("ALTER TABLE t ADD COLUMN w INT");
+    assertThat(ExplainedRefresh.detail(spark, "plain", "source "))
+        .endsWith("; schema 0 → 1, changed in columns the view does not read");
+    assertThat(explainStrategy("plain"))
+        .isEqualTo("INCREMENTAL: no source has new data; the refresh records the sources' new state and writes no rows");
+    Row recorded = refresh("plain");
+    assertThat(recorded.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(recorded.getLong(4) + recorded.getLong(5)).as("rows written and removed").isZero();
+    assertThat(explainStrategy("plain")).startsWith("NO_CHANGE: ");
+
+    spark.sql("INSERT INTO tm VALUES (2, map('x', 2))");
+    String predicted = explainStrategy("mapped");
+    Row mappedRefresh = refresh("mapped");
+    assertThat(mappedRefresh.getString(1)).isEqualTo("FULL");
+    assertThat(mappedRefresh.getString(2)).contains("column m of ").contains("tm").contains("is of type map");
+    assertThat(predicted).isEqualTo("FULL: " + mappedRefresh.getString(2));
+    assertMatches("mapped", mapped);
+
+    // A row the window's filter leaves out, on which its partition expression fails.
+    spark.sql("INSERT INTO t VALUES (3, 30, 'bad', NULL)");
+    assertThat(explainStrategy("ranked"))
+        .startsWith("INCREMENTAL: ")
+        .contains("; FULL instead when the partition expression fails on a changed source row the definition may leave out");
+    assertRefreshedInFull("ranked", ranked, "the partition expression of the view failed on a changed source row");
+
+    spark.sql("ALTER TABLE t RENAME COLUMN v TO v2");
+    assertThatThrownBy(() -> spark.sql("EXPLAIN REFRESH MATERIALIZED VIEW plain").collectAsList())
+        .hasMessageStartingWith("Cannot explain the refresh of lake." + ns + ".plain: its definition no longer resolves"
+            + " against its sources (" + ns + ".t schema changed (schema 1 → 2) since the last refresh): ")
+        .hasMessageContaining("`v`");
+    assertThatThrownBy(() -> refresh("plain"))
+        .hasMessageStartingWith("Cannot refresh lake." + ns + ".plain: its definition no longer resolves");
+  }
+
   /** Names are quoted wherever a refresh builds columns from them: a backtick is a character like any other. */
   @Test
   void aggregateColumnsNamedWithBackticksRefreshIncrementally() {
