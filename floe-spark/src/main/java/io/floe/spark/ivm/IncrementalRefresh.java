@@ -590,9 +590,13 @@ public final class IncrementalRefresh {
 
   /** What {@code recorded} holds of {@code source}'s table; empty when the table was re-created since. */
   public static Optional<SourceState> recordedState(RefreshState recorded, Source source) {
-    return recorded.sourceStates().stream()
-        .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(source.table().uuid().toString()))
-        .findFirst();
+    return stateOf(recorded.sourceStates(), source);
+  }
+
+  /** The state of {@code source}'s table among {@code states}, matched by the table's UUID. */
+  public static Optional<SourceState> stateOf(List<SourceState> states, Source source) {
+    String uuid = source.table().uuid().toString();
+    return states.stream().filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(uuid)).findFirst();
   }
 
   /**
@@ -615,13 +619,11 @@ public final class IncrementalRefresh {
       if (java.util.Objects.equals(from, to)) {
         continue;
       }
-      if (from != null && source.table().snapshot(from) == null) {
+      Optional<Snapshot> old = Optional.ofNullable(from).map(source.table()::snapshot);
+      if (from != null && old.isEmpty()) {
         return Optional.empty();
       }
-      oldSources.set(
-          i,
-          new Source(source.name(), source.materializedView(), source.table(),
-              from == null ? Optional.empty() : Optional.of(source.table().snapshot(from))));
+      oldSources.set(i, new Source(source.name(), source.materializedView(), source.table(), old));
     }
     return notInStateChanged(mv, pinned, sources, oldSources, new LinkedHashMap<>());
   }

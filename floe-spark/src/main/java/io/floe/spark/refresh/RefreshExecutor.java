@@ -572,10 +572,7 @@ public final class RefreshExecutor {
 
   /** The state {@code source} was pinned at. */
   private static SourceState currentState(PinnedDefinition pinned, Source source) {
-    String uuid = source.table().uuid().toString();
-    return pinned.sourceStates().stream()
-        .filter(s -> s.type() == SourceState.Type.TABLE && s.uuid().equals(uuid))
-        .findFirst()
+    return IncrementalRefresh.stateOf(pinned.sourceStates(), source)
         .orElseThrow(() -> new IllegalStateException("Source " + source.name() + " was not pinned"));
   }
 
