@@ -315,8 +315,8 @@ public final class RefreshBenchmark {
     }
 
     Map<String, String> checks = result.checks;
-    checks.put("silver", check(silver, silverDefinition(db)));
-    checks.put("gold", check(gold, goldDefinition(db)));
+    checks.put("silver", check(spark, silver, silverDefinition(db)));
+    checks.put("gold", check(spark, gold, goldDefinition(db)));
     checkpoint();
 
     for (int rep = 1; rep <= reps; rep++) {
@@ -339,7 +339,7 @@ public final class RefreshBenchmark {
       measurements.add(refresh(mv[0], mv[1], "append", 1, false));
       checkpoint();
     }
-    checks.put("extremes", check(extremes, extremesDefinition(db)));
+    checks.put("extremes", check(spark, extremes, extremesDefinition(db)));
     measurements.add(refresh(extremes, "extremes", "append-full", 1, true));
     checkpoint();
 
@@ -356,9 +356,9 @@ public final class RefreshBenchmark {
       measurements.add(refresh(mv[0], mv[1], "recent", 1, false));
       checkpoint();
     }
-    checks.put("silver after recent corrections", check(silver, silverDefinition(db)));
-    checks.put("gold after recent corrections", check(gold, goldDefinition(db)));
-    checks.put("latest after recent corrections", check(latest, latestDefinition(db)));
+    checks.put("silver after recent corrections", check(spark, silver, silverDefinition(db)));
+    checks.put("gold after recent corrections", check(spark, gold, goldDefinition(db)));
+    checks.put("latest after recent corrections", check(spark, latest, latestDefinition(db)));
     for (String[] mv : corrected) {
       measurements.add(refresh(mv[0], mv[1], "recent-full", 1, true));
       checkpoint();
@@ -573,7 +573,7 @@ public final class RefreshBenchmark {
   // ---------------------------------------------------------------------------------------------
   // The seed's MVs (RideSharingStory, the blog post's SQL with the catalog name changed)
 
-  private static String silverSql(String db) {
+  static String silverSql(String db) {
     return "CREATE MATERIALIZED VIEW IF NOT EXISTS "
         + db
         + ".mv_trips_silver\n"
@@ -601,7 +601,7 @@ public final class RefreshBenchmark {
         + "AND total_amount >= 0 AND distance_miles >= 0";
   }
 
-  private static String goldSql(String db) {
+  static String goldSql(String db) {
     return "CREATE MATERIALIZED VIEW IF NOT EXISTS "
         + db
         + ".mv_city_daily_metrics\n"
@@ -611,7 +611,7 @@ public final class RefreshBenchmark {
         + goldDefinition(db);
   }
 
-  private static String goldDefinition(String db) {
+  static String goldDefinition(String db) {
     return "SELECT\n"
         + "city, DATE(trip_start_timestamp) as trip_date,\n"
         + "COUNT(*) as total_trips,\n"
@@ -653,7 +653,8 @@ public final class RefreshBenchmark {
    * changes from one evaluation to the next, in the last digits; one trip more or less in a sum of
    * a city's day changes its seventh.
    */
-  private String check(String mv, String definition) {
+  /** Whether {@code mv} holds its definition's rows (DOUBLEs compared to 9 significant digits). */
+  static String check(SparkSession spark, String mv, String definition) {
     long t = System.nanoTime();
     List<String> columns = new ArrayList<>();
     for (StructField field : spark.table(mv).schema().fields()) {
