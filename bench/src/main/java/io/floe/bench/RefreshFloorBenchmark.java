@@ -26,8 +26,9 @@ import org.apache.spark.sql.SparkSession;
  * The floor of an incremental refresh: what one changed Bronze row costs to reach the seed's Gold
  * MV, through its Silver MV, on a small Bronze table. Each round changes one trip (an insert, an
  * update or a delete, in turn) and refreshes Silver, then Gold; for each refresh it records the wall
- * time, the Spark jobs it ran and the Iceberg commits it made (metadata files written anywhere in
- * the warehouse: the MV's storage table and its branches, the refresh history). Figures go to
+ * time, how much of it a Spark job was running, the Spark jobs it ran and the Iceberg commits it
+ * made (metadata versions written anywhere in the warehouse: the MV's storage table and its
+ * branches, the refresh history). Figures go to
  * {@code bench/results/refresh-floor-<timestamp>.txt} and {@code refresh-floor-latest.txt}.
  *
  * <p>Usage: {@code RefreshFloorBenchmark [--rows 100k] [--rounds 30] [--results-dir bench/results]}
@@ -41,6 +42,9 @@ public final class RefreshFloorBenchmark {
   /** Each Spark job started so far, named by the call site of the SQL execution it belongs to. */
   private final List<String> jobs = java.util.Collections.synchronizedList(new ArrayList<>());
   private final Map<Long, String> executions = new java.util.concurrent.ConcurrentHashMap<>();
+  /** When each running job started, and the start and end of each finished one (epoch ms). */
+  private final Map<Integer, Long> running = new java.util.concurrent.ConcurrentHashMap<>();
+  private final List<long[]> finished = java.util.Collections.synchronizedList(new ArrayList<>());
 
   private RefreshFloorBenchmark(SparkSession spark) {
     this.spark = spark;
@@ -57,6 +61,15 @@ public final class RefreshFloorBenchmark {
       public void onJobStart(SparkListenerJobStart event) {
         String id = event.properties() == null ? null : event.properties().getProperty("spark.sql.execution.id");
         jobs.add(id == null ? "(no SQL execution)" : executions.getOrDefault(Long.parseLong(id), "execution " + id));
+        running.put(event.jobId(), event.time());
+      }
+
+      @Override
+      public void onJobEnd(org.apache.spark.scheduler.SparkListenerJobEnd event) {
+        Long started = running.remove(event.jobId());
+        if (started != null) {
+          finished.add(new long[] {started, event.time()});
+        }
       }
     });
   }
@@ -82,7 +95,7 @@ public final class RefreshFloorBenchmark {
   }
 
   /** One refresh's figures. */
-  private record Sample(String kind, double millis, List<String> jobs, long commits, String type) {}
+  private record Sample(String kind, double millis, double inJobsMillis, List<String> jobs, long commits, String type) {}
 
   private String run(long n, int rounds) {
     String db = BenchRun.CATALOG + ".floor";
@@ -145,6 +158,8 @@ public final class RefreshFloorBenchmark {
   private Sample refresh(String mv, String kind) {
     long commitsBefore = metadataFiles();
     int jobsBefore = jobs.size();
+    int finishedBefore = finished.size();
+    long startedAt = System.currentTimeMillis();
     long t = System.nanoTime();
     Row row = spark.sql("REFRESH MATERIALIZED VIEW " + mv).collectAsList().get(0);
     double millis = (System.nanoTime() - t) / 1e6;
@@ -158,7 +173,27 @@ public final class RefreshFloorBenchmark {
     synchronized (jobs) {
       ran = List.copyOf(jobs.subList(jobsBefore, jobs.size()));
     }
-    return new Sample(kind, millis, ran, metadataFiles() - commitsBefore, row.getAs("refresh_type"));
+    List<long[]> intervals;
+    synchronized (finished) {
+      intervals = new ArrayList<>(finished.subList(finishedBefore, finished.size()));
+    }
+    return new Sample(kind, millis, covered(intervals, startedAt), ran, metadataFiles() - commitsBefore, row.getAs("refresh_type"));
+  }
+
+  /** How many milliseconds after {@code from} at least one of the {@code intervals} covers. */
+  static long covered(List<long[]> intervals, long from) {
+    List<long[]> sorted = new ArrayList<>(intervals);
+    sorted.sort(java.util.Comparator.comparingLong(a -> a[0]));
+    long total = 0;
+    long end = from;
+    for (long[] interval : sorted) {
+      long start = Math.max(interval[0], end);
+      if (interval[1] > start) {
+        total += interval[1] - start;
+        end = interval[1];
+      }
+    }
+    return total;
   }
 
   /**
@@ -191,11 +226,12 @@ public final class RefreshFloorBenchmark {
     r.append(String.format(Locale.ROOT,
         "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it and Gold MV over Silver.%n"
             + "Each round changes one trip (insert, update, delete in turn), then refreshes Silver, then Gold.%n"
-            + "%d rounds measured after %d unmeasured. Jobs: Spark jobs the refresh ran. Commits: Iceberg%n"
+            + "%d rounds measured after %d unmeasured. In jobs: the part of the refresh a Spark job was running%n"
+            + "(the rest is the driver: planning, table metadata, commits). Jobs: Spark jobs the refresh ran. Commits: Iceberg%n"
             + "commits (metadata versions written: the storage table and its branches, the refresh history).%n%n",
         n, rounds, WARM_UP_ROUNDS));
-    r.append(String.format(Locale.ROOT, "%-7s %-7s %5s %10s %10s %6s %8s  %s%n",
-        "mv", "change", "runs", "median ms", "p90 ms", "jobs", "commits", "refresh types"));
+    r.append(String.format(Locale.ROOT, "%-7s %-7s %5s %10s %10s %12s %6s %8s  %s%n",
+        "mv", "change", "runs", "median ms", "p90 ms", "in jobs ms", "jobs", "commits", "refresh types"));
     List<Double> chain = new ArrayList<>();
     List<Sample> silver = byView.get("silver");
     List<Sample> gold = byView.get("gold");
@@ -207,10 +243,11 @@ public final class RefreshFloorBenchmark {
         List<Sample> samples = view.getValue().stream().filter(s -> s.kind().equals(kind)).toList();
         Map<String, Long> types = new LinkedHashMap<>();
         samples.forEach(s -> types.merge(s.type(), 1L, Long::sum));
-        r.append(String.format(Locale.ROOT, "%-7s %-7s %5d %10.0f %10.0f %6.0f %8.0f  %s%n",
+        r.append(String.format(Locale.ROOT, "%-7s %-7s %5d %10.0f %10.0f %12.0f %6.0f %8.0f  %s%n",
             view.getKey(), kind, samples.size(),
             RefreshBenchmark.median(samples.stream().mapToDouble(Sample::millis).toArray()),
             percentile(samples.stream().mapToDouble(Sample::millis).toArray(), 0.9),
+            RefreshBenchmark.median(samples.stream().mapToDouble(Sample::inJobsMillis).toArray()),
             RefreshBenchmark.median(samples.stream().mapToDouble(x -> x.jobs().size()).toArray()),
             RefreshBenchmark.median(samples.stream().mapToDouble(Sample::commits).toArray()),
             types));
