@@ -653,7 +653,6 @@ public final class RefreshBenchmark {
    * changes from one evaluation to the next, in the last digits; one trip more or less in a sum of
    * a city's day changes its seventh.
    */
-  /** Whether {@code mv} holds its definition's rows (DOUBLEs compared to 9 significant digits). */
   static String check(SparkSession spark, String mv, String definition) {
     long t = System.nanoTime();
     List<String> columns = new ArrayList<>();
@@ -967,25 +966,7 @@ public final class RefreshBenchmark {
     synchronized Breakdown stop(double wallSeconds) {
       recording = false;
       // Union of the stage intervals: the time at least one stage ran.
-      List<long[]> sorted = new ArrayList<>(intervals);
-      sorted.sort(Comparator.comparingLong(a -> a[0]));
-      long busy = 0;
-      long curStart = -1;
-      long curEnd = -1;
-      for (long[] iv : sorted) {
-        if (iv[0] > curEnd) {
-          if (curEnd > curStart) {
-            busy += curEnd - curStart;
-          }
-          curStart = iv[0];
-          curEnd = iv[1];
-        } else {
-          curEnd = Math.max(curEnd, iv[1]);
-        }
-      }
-      if (curEnd > curStart) {
-        busy += curEnd - curStart;
-      }
+      long busy = RefreshFloorBenchmark.covered(intervals, Long.MIN_VALUE);
       Map<String, double[]> copy = new LinkedHashMap<>();
       byCallSite.forEach((k, v) -> copy.put(k, v.clone()));
       return new Breakdown(wallSeconds, busy / 1000.0, copy);
