@@ -36,6 +36,7 @@ import org.apache.spark.sql.types.IntegralType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * The range of each column's values in a change, written as a condition on the storage rows a
@@ -98,6 +99,58 @@ final class ChangeBounds {
       aggregates.add(max(when(c.isNull(), true).otherwise(false)));
     }
     return aggregates;
+  }
+
+  /**
+   * Each column's value as {@link #aggregates()} takes it ({@link #exact}), to collect a few change
+   * rows and find their bounds with {@link #aggregated} instead of a Spark aggregate.
+   */
+  List<Column> exactValues() {
+    List<Column> values = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      values.add(exact(col(StorageLayout.quote(columns.get(i))), types.get(i)));
+    }
+    return values;
+  }
+
+  /**
+   * What {@link #aggregates()} gives for the collected {@code rows}, which hold {@link
+   * #exactValues()} from position {@code offset}: per column its least and greatest value (NULLs
+   * skipped) and whether any is NULL, or three NULLs when there are no rows. Strings are compared as
+   * Spark compares them, by their UTF-8 bytes.
+   */
+  List<Object> aggregated(List<Row> rows, int offset) {
+    List<Object> aggregated = new ArrayList<>();
+    for (int i = 0; i < columns.size(); i++) {
+      Object least = null;
+      Object greatest = null;
+      Boolean nulls = rows.isEmpty() ? null : false;
+      for (Row row : rows) {
+        Object value = row.get(offset + i);
+        if (value == null) {
+          nulls = true;
+        } else {
+          if (least == null || compare(value, least) < 0) {
+            least = value;
+          }
+          if (greatest == null || compare(value, greatest) > 0) {
+            greatest = value;
+          }
+        }
+      }
+      aggregated.add(least);
+      aggregated.add(greatest);
+      aggregated.add(nulls);
+    }
+    return aggregated;
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static int compare(Object a, Object b) {
+    if (a instanceof String x && b instanceof String y) {
+      return UTF8String.fromString(x).compareTo(UTF8String.fromString(y));
+    }
+    return ((Comparable) a).compareTo(b);
   }
 
   /**

@@ -48,6 +48,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.CommitMetadata;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.AliasIdentifier;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
@@ -262,8 +263,9 @@ public final class IncrementalRefresh {
           rows = linearChange(mv, inserted, deleted);
         }
         rows.createOrReplaceTempView(changes);
-        summary = linearSummary(mv, rows, storage, readSnapshot);
-        merge = linearMerge(mv, changes, rows.schema(), changedKeys(rows), summary.bounds());
+        LinearSummary linear = linearSummary(mv, rows, storage, readSnapshot);
+        summary = linear.summary();
+        merge = linearMerge(mv, changes, rows.schema(), linear.keys(), summary.bounds());
         feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
       }
       String reason = changedReason(appendOnly, operations);
@@ -941,36 +943,55 @@ public final class IncrementalRefresh {
     return new Summary(row.getLong(0), row.getLong(1), bounds.condition(row, 2, "t", storage, readSnapshot));
   }
 
+  /** The summary of a change of plain rows, and its distinct row keys when they are few enough to list. */
+  private record LinearSummary(Summary summary, Optional<Set<Long>> keys) {}
+
   /**
    * The summary of a change of plain rows, bounded by the column the storage is clustered by: the
    * bounds of other columns rarely prune files and each costs the aggregate three more columns.
+   *
+   * <p>A change of at most {@link #MAX_LISTED_KEYS} rows is collected once, its keys, weights and
+   * clustering values, and summarized here: a small refresh spends tens of milliseconds on every
+   * Spark job, and an aggregate of a few rows costs one or two of them for nothing. A larger change
+   * is summarized by an aggregate and lists no keys.
    */
-  private static Summary linearSummary(MaterializedView mv, Dataset<Row> change, Table storage, Snapshot readSnapshot) {
+  private static LinearSummary linearSummary(MaterializedView mv, Dataset<Row> change, Table storage, Snapshot readSnapshot) {
     List<StructField> view = new ArrayList<>();
     for (String column : mv.viewColumns()) {
       view.add(change.schema().apply(column));
     }
     List<String> clustering =
         StorageLayout.clusteringColumn(new StructType(view.toArray(new StructField[0]))).stream().toList();
-    return summarize(
-        change,
-        sum(when(col(WEIGHT).gt(0), col(WEIGHT))),
-        sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))),
-        clustering,
-        storage,
-        readSnapshot);
-  }
-
-  /**
-   * The distinct row keys of a (computed) linear change, when there are at most {@link
-   * #MAX_LISTED_KEYS} of them.
-   */
-  private static Optional<Set<Long>> changedKeys(Dataset<Row> change) {
-    List<Row> rows = change.select(col(StorageLayout.quote(StorageLayout.KEY))).limit(MAX_LISTED_KEYS + 1).collectAsList();
+    ChangeBounds bounds = ChangeBounds.of(change, clustering);
+    List<Column> collected = new ArrayList<>(List.of(col(StorageLayout.quote(StorageLayout.KEY)), col(WEIGHT)));
+    collected.addAll(bounds.exactValues());
+    List<Row> rows = change.select(collected.toArray(new Column[0])).limit(MAX_LISTED_KEYS + 1).collectAsList();
     if (rows.size() > MAX_LISTED_KEYS) {
-      return Optional.empty();
+      Summary summary = summarize(
+          change,
+          sum(when(col(WEIGHT).gt(0), col(WEIGHT))),
+          sum(when(col(WEIGHT).lt(0), col(WEIGHT).multiply(-1))),
+          clustering,
+          storage,
+          readSnapshot);
+      return new LinearSummary(summary, Optional.empty());
     }
-    return Optional.of(rows.stream().map(row -> row.getLong(0)).collect(Collectors.toUnmodifiableSet()));
+    long written = 0;
+    long removed = 0;
+    Set<Long> keys = new java.util.HashSet<>();
+    for (Row row : rows) {
+      keys.add(row.getLong(0));
+      long weight = row.getLong(1);
+      if (weight > 0) {
+        written += weight;
+      } else {
+        removed -= weight;
+      }
+    }
+    List<Object> summaryRow = new ArrayList<>(List.of(written, removed));
+    summaryRow.addAll(bounds.aggregated(rows, 2));
+    Optional<String> condition = bounds.condition(RowFactory.create(summaryRow.toArray()), 2, "t", storage, readSnapshot);
+    return new LinearSummary(new Summary(written, removed, condition), Optional.of(Set.copyOf(keys)));
   }
 
   /**
@@ -1128,12 +1149,14 @@ public final class IncrementalRefresh {
     if (!mayRecheck) {
       return maintained.drop(RECHECK);
     }
-    Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(StorageLayout.columns(keys)).localCheckpoint(true);
+    // Asked of the stored change first: groups to recheck are rare, and a checkpoint of none would
+    // cost a Spark job of its own.
+    Dataset<Row> rechecked = maintained.filter(col(RECHECK)).select(StorageLayout.columns(keys));
     if (rechecked.isEmpty()) {
       return maintained.drop(RECHECK);
     }
     return maintained.filter(col(RECHECK).unary_$bang()).drop(RECHECK)
-        .unionByName(recomputeGroups(mv, shape, pinned, rechecked, keys, rowsRead))
+        .unionByName(recomputeGroups(mv, shape, pinned, rechecked.localCheckpoint(true), keys, rowsRead))
         .localCheckpoint(true);
   }
 
