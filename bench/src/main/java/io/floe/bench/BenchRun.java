@@ -8,7 +8,10 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -24,17 +27,45 @@ final class BenchRun {
   /** Runs {@code benchmark} on a new session named {@code app}, then stops it and deletes the warehouse. */
   static String withLakehouse(String app, Function<SparkSession, String> benchmark) throws IOException {
     Path warehouse = Files.createTempDirectory("floe-bench-warehouse-");
-    SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName(app);
-    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
-    builder.config("spark.sql.session.timeZone", "UTC");
-    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
-    SparkSession spark = builder.getOrCreate();
+    SparkSession spark = session(app, warehouse);
     try {
       return benchmark.apply(spark);
     } finally {
       spark.stop();
       RefreshBenchmark.deleteRecursively(warehouse);
     }
+  }
+
+  /**
+   * A local[2] session named {@code app} on an embedded lakehouse in {@code warehouse}, in UTC, with
+   * Spark's scratch files inside the warehouse. A {@code spark.*} system property given to the
+   * benchmark's JVM ({@code JAVA_TOOL_OPTIONS=-Dspark.sql.adaptive.enabled=false}) overrides the
+   * embedded default of that setting, so that two runs can compare one setting ({@link
+   * #givenSettings}).
+   */
+  static SparkSession session(String app, Path warehouse) {
+    SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName(app);
+    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
+    builder.config("spark.sql.session.timeZone", "UTC");
+    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
+    givenSettings().forEach(builder::config);
+    return builder.getOrCreate();
+  }
+
+  /** The {@code spark.*} system properties of this JVM, by key: the settings a run was given. */
+  static Map<String, String> givenSettings() {
+    Map<String, String> given = new TreeMap<>();
+    System.getProperties().stringPropertyNames().stream()
+        .filter(key -> key.startsWith("spark."))
+        .forEach(key -> given.put(key, System.getProperty(key)));
+    return given;
+  }
+
+  /** A report line naming the settings a run was given, or that it ran on the embedded defaults. */
+  static String givenSettingsLine() {
+    Map<String, String> given = givenSettings();
+    return "Spark settings: the embedded lakehouse's"
+        + (given.isEmpty() ? "" : ", with " + given.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")));
   }
 
   /** Writes {@code report} as {@code <name>-<timestamp>.txt} and {@code <name>-latest.txt}; returns the first. */

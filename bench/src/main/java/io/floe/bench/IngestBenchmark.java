@@ -57,6 +57,7 @@ public final class IngestBenchmark {
     EmbeddedLakehouse.sparkConf(work.resolve("warehouse"), "lake").forEach(builder::config);
     builder.config("spark.sql.session.timeZone", "UTC");
     builder.config("spark.local.dir", work.resolve("spark-local").toString());
+    BenchRun.givenSettings().forEach(builder::config);
     SparkSession spark = builder.getOrCreate();
     spark.sql("CREATE NAMESPACE lake.bench");
 

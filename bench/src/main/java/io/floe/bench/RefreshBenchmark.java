@@ -1,6 +1,5 @@
 package io.floe.bench;
 
-import io.floe.spark.EmbeddedLakehouse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -130,12 +129,7 @@ public final class RefreshBenchmark {
   public static void main(String[] args) throws Exception {
     Options options = Options.parse(args);
     Path warehouse = Files.createTempDirectory("floe-bench-warehouse-");
-    SparkSession.Builder builder =
-        SparkSession.builder().master("local[2]").appName("floe-refresh-benchmark");
-    EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
-    builder.config("spark.sql.session.timeZone", "UTC");
-    builder.config("spark.local.dir", warehouse.resolve("spark-local").toString());
-    SparkSession spark = builder.getOrCreate();
+    SparkSession spark = BenchRun.session("floe-refresh-benchmark", warehouse);
     String report;
     RefreshBenchmark bench = new RefreshBenchmark(spark, options);
     try {
@@ -696,7 +690,9 @@ public final class RefreshBenchmark {
     r.append("  Java             ").append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version")).append('\n');
     r.append("  OS               ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ').append(System.getProperty("os.arch")).append('\n');
     r.append("  Spark            ").append(spark.version()).append(", master ").append(spark.sparkContext().master())
-        .append(", spark.sql.shuffle.partitions=").append(spark.conf().get("spark.sql.shuffle.partitions")).append('\n');
+        .append(", spark.sql.shuffle.partitions=").append(spark.conf().get("spark.sql.shuffle.partitions"))
+        .append(", spark.sql.adaptive.enabled=").append(spark.conf().get("spark.sql.adaptive.enabled")).append('\n');
+    r.append("  ").append(BenchRun.givenSettingsLine()).append('\n');
     r.append("  Iceberg          ").append(org.apache.iceberg.IcebergBuild.version()).append(", JDBC catalog on SQLite, local file system\n\n");
 
     r.append("Workload\n");

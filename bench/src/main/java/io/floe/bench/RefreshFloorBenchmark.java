@@ -223,6 +223,7 @@ public final class RefreshFloorBenchmark {
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))));
     r.append(String.format(Locale.ROOT, "machine: %d cores; load average at end: %s%n",
         Runtime.getRuntime().availableProcessors(), loadAverage()));
+    r.append(BenchRun.givenSettingsLine()).append(String.format("%n"));
     r.append(String.format(Locale.ROOT,
         "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it and Gold MV over Silver.%n"
             + "Each round changes one trip (insert, update, delete in turn), then refreshes Silver, then Gold.%n"
