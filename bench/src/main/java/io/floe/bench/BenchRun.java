@@ -68,6 +68,19 @@ final class BenchRun {
         + (given.isEmpty() ? "" : ", with " + given.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")));
   }
 
+  /**
+   * The machine's load average over 1, 5 and 15 minutes, or {@code unknown} where the system does
+   * not tell it: other work on the machine slows every figure a benchmark reports.
+   */
+  static String loadAverage() {
+    try {
+      String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return fields[0] + " " + fields[1] + " " + fields[2];
+    } catch (IOException | RuntimeException unavailable) {
+      return "unknown";
+    }
+  }
+
   /** Writes {@code report} as {@code <name>-<timestamp>.txt} and {@code <name>-latest.txt}; returns the first. */
   static Path publish(Path resultsDir, String name, String report) throws IOException {
     Files.createDirectories(resultsDir);

@@ -59,7 +59,7 @@ public final class HistoryAppendBenchmark {
     }
     report.append(String.format(
         "%nmachine load average at the end: %s%n",
-        Files.exists(Paths.get("/proc/loadavg")) ? Files.readString(Paths.get("/proc/loadavg")).trim() : "unknown"));
+        BenchRun.loadAverage()));
     System.out.print(report);
     Files.createDirectories(resultsDir);
     String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));

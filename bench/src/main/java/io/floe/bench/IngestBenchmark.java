@@ -109,7 +109,7 @@ public final class IngestBenchmark {
     r.append("Run ").append(LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), 0, 19).append(" UTC\n\n");
     r.append("Machine\n");
     r.append("  cores (JVM)      ").append(Runtime.getRuntime().availableProcessors()).append('\n');
-    r.append("  load average     ").append(loadAverage()).append(" (at the end of the run; the machine is shared)\n");
+    r.append("  load average     ").append(BenchRun.loadAverage()).append(" (at the end of the run; the machine is shared)\n");
     r.append("  max heap         ").append(String.format(Locale.ROOT, "%.1f GiB", Runtime.getRuntime().maxMemory() / 1073741824.0)).append('\n');
     r.append("  Java             ").append(System.getProperty("java.version")).append('\n');
     r.append("  Spark            ").append(spark.version()).append(", master ").append(spark.sparkContext().master()).append('\n');
@@ -181,14 +181,6 @@ public final class IngestBenchmark {
     String v = value.toLowerCase(Locale.ROOT);
     long factor = v.endsWith("m") ? 1_000_000 : v.endsWith("k") ? 1_000 : 1;
     return Long.parseLong(factor == 1 ? v : v.substring(0, v.length() - 1)) * factor;
-  }
-
-  private static String loadAverage() {
-    try {
-      return Files.readString(Paths.get("/proc/loadavg")).trim().split(" ", 4)[0];
-    } catch (IOException | RuntimeException e) {
-      return "unknown";
-    }
   }
 
   private static double median(List<Double> values) {

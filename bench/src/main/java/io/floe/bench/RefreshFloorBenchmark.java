@@ -222,7 +222,7 @@ public final class RefreshFloorBenchmark {
     r.append(String.format(Locale.ROOT, "Floe refresh floor benchmark, %s UTC%n",
         LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))));
     r.append(String.format(Locale.ROOT, "machine: %d cores; load average at end: %s%n",
-        Runtime.getRuntime().availableProcessors(), loadAverage()));
+        Runtime.getRuntime().availableProcessors(), BenchRun.loadAverage()));
     r.append(BenchRun.givenSettingsLine()).append(String.format("%n"));
     r.append(String.format(Locale.ROOT,
         "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it and Gold MV over Silver.%n"
@@ -274,14 +274,5 @@ public final class RefreshFloorBenchmark {
     double[] sorted = values.clone();
     java.util.Arrays.sort(sorted);
     return sorted.length == 0 ? Double.NaN : sorted[(int) Math.min(sorted.length - 1, Math.round(p * (sorted.length - 1)))];
-  }
-
-  private static String loadAverage() {
-    try {
-      Path load = Paths.get("/proc/loadavg");
-      return Files.exists(load) ? Files.readString(load).trim() : "unknown";
-    } catch (IOException e) {
-      return "unknown";
-    }
   }
 }

@@ -79,7 +79,7 @@ public final class ServerBenchmark {
     String stamp = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     report.append("Floe server benchmark, ").append(stamp).append(" UTC\n");
     report.append("machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores; ")
-        .append("load average at start: ").append(loadAverage()).append("\n")
+        .append("load average at start: ").append(BenchRun.loadAverage()).append("\n")
         .append("server: bin/floe server on a fresh warehouse, default heap, floe.server.poll-interval-seconds=")
         .append(pollSeconds).append("\n\n");
 
@@ -135,7 +135,7 @@ public final class ServerBenchmark {
       server.destroy();
       server.waitFor();
     }
-    report.append("\nload average at end: ").append(loadAverage()).append("\n");
+    report.append("\nload average at end: ").append(BenchRun.loadAverage()).append("\n");
     Files.createDirectories(results);
     Files.writeString(results.resolve("server-" + stamp + ".txt"), report, StandardCharsets.UTF_8);
     Files.writeString(results.resolve("server-latest.txt"), report, StandardCharsets.UTF_8);
@@ -211,16 +211,6 @@ public final class ServerBenchmark {
       throw new IllegalStateException("bin/floe sql failed: " + output);
     }
     return (System.nanoTime() - started) / 1e9;
-  }
-
-  /** The machine's load (1, 5, 15 minutes), since other work on it slows every figure. */
-  private static String loadAverage() {
-    try {
-      String[] fields = Files.readString(Paths.get("/proc/loadavg")).split(" ");
-      return fields[0] + " " + fields[1] + " " + fields[2];
-    } catch (IOException | RuntimeException unavailable) {
-      return "unknown";
-    }
   }
 
   private static double median(List<Double> values) {
