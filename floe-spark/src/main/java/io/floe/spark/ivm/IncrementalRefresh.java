@@ -991,7 +991,7 @@ public final class IncrementalRefresh {
     List<Object> summaryRow = new ArrayList<>(List.of(written, removed));
     summaryRow.addAll(bounds.aggregated(rows, 2));
     Optional<String> condition = bounds.condition(RowFactory.create(summaryRow.toArray()), 2, "t", storage, readSnapshot);
-    return new LinearSummary(new Summary(written, removed, condition), Optional.of(Set.copyOf(keys)));
+    return new LinearSummary(new Summary(written, removed, condition), Optional.of(keys));
   }
 
   /**
