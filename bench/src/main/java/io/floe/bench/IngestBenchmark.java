@@ -1,6 +1,5 @@
 package io.floe.bench;
 
-import io.floe.spark.EmbeddedLakehouse;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -53,12 +52,7 @@ public final class IngestBenchmark {
     double generateSeconds = (System.nanoTime() - generateStart) / 1e9;
 
     Files.createDirectories(work.resolve("warehouse"));
-    SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName("floe-ingest-benchmark");
-    EmbeddedLakehouse.sparkConf(work.resolve("warehouse"), "lake").forEach(builder::config);
-    builder.config("spark.sql.session.timeZone", "UTC");
-    builder.config("spark.local.dir", work.resolve("spark-local").toString());
-    BenchRun.givenSettings().forEach(builder::config);
-    SparkSession spark = builder.getOrCreate();
+    SparkSession spark = BenchRun.session("floe-ingest-benchmark", work.resolve("warehouse"));
     spark.sql("CREATE NAMESPACE lake.bench");
 
     // Warm-up: a small folder of its own, so the JVM and Spark are warm before the measured run.
