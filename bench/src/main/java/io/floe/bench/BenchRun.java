@@ -44,6 +44,7 @@ final class BenchRun {
    * #givenSettings}).
    */
   static SparkSession session(String app, Path warehouse) {
+    EmbeddedLakehouse.planScansInCallingThread();
     SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName(app);
     EmbeddedLakehouse.sparkConf(warehouse, CATALOG).forEach(builder::config);
     builder.config("spark.sql.session.timeZone", "UTC");

@@ -89,12 +89,10 @@ final class LakehouseOptions {
 
   /** Every Spark setting, lowest precedence first: embedded defaults, the file, then --conf. */
   Map<String, String> sparkConf(Path warehouseDir) {
-    Map<String, String> user = new LinkedHashMap<>();
-    user.putAll(fileProperties());
-    user.putAll(conf);
+    Map<String, String> user = userConf();
     Map<String, String> settings = new LinkedHashMap<>();
     String catalogPrefix = "spark.sql.catalog." + catalog;
-    boolean userDefinesCatalog = user.keySet().stream().anyMatch(k -> k.equals(catalogPrefix) || k.startsWith(catalogPrefix + "."));
+    boolean userDefinesCatalog = definesCatalog(user);
     EmbeddedLakehouse.sparkConf(warehouseDir, catalog)
         .forEach(
             (key, value) -> {
@@ -106,6 +104,19 @@ final class LakehouseOptions {
     settings.putAll(user);
     EmbeddedLakehouse.adaptToMaster(settings, user.keySet());
     return settings;
+  }
+
+  /**
+   * Whether the lakehouse's catalog is the embedded one, on SQLite in the warehouse folder: the user
+   * defined no catalog of that name ({@link EmbeddedLakehouse#sparkConf}).
+   */
+  boolean usesEmbeddedCatalog() {
+    return !definesCatalog(userConf());
+  }
+
+  private boolean definesCatalog(Map<String, String> user) {
+    String catalogPrefix = "spark.sql.catalog." + catalog;
+    return user.keySet().stream().anyMatch(k -> k.equals(catalogPrefix) || k.startsWith(catalogPrefix + "."));
   }
 
   /** The settings the user gave: {@code floe.properties}, then {@code --conf}. */

@@ -1,6 +1,7 @@
 package io.floe.cli;
 
 import io.floe.FloeException;
+import io.floe.spark.EmbeddedLakehouse;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +30,9 @@ final class LakehouseSession {
     if (!Files.isWritable(warehouseDir)) {
       // The catalog and the tables are written inside it; SQLite's own error would name neither.
       throw new FloeException("Cannot use warehouse folder " + warehouseDir + ": it is not writable");
+    }
+    if (lakehouse.usesEmbeddedCatalog()) {
+      EmbeddedLakehouse.planScansInCallingThread();
     }
     SparkSession.Builder builder = SparkSession.builder().appName("floe");
     if (!settings.containsKey("spark.master")) {

@@ -48,6 +48,17 @@ class LakehouseOptionsTest {
   }
 
   @Test
+  void onlyTheEmbeddedCatalogHasItsScansPlannedInTheCallingThread(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("floe.properties");
+    Files.writeString(file, "spark.sql.catalog.lake=org.apache.iceberg.spark.SparkCatalog\nspark.sql.catalog.lake.type=rest\n");
+
+    assertThat(parse().usesEmbeddedCatalog()).isTrue();
+    assertThat(parse("--conf", "spark.sql.shuffle.partitions=8").usesEmbeddedCatalog()).isTrue();
+    assertThat(parse("--properties", file.toString()).usesEmbeddedCatalog()).isFalse();
+    assertThat(parse("--conf", "spark.sql.catalog.lake.uri=thrift://metastore:9083").usesEmbeddedCatalog()).isFalse();
+  }
+
+  @Test
   void commandLineConfOverridesThePropertiesFile(@TempDir Path dir) throws IOException {
     Path file = dir.resolve("floe.properties");
     Files.writeString(file, "spark.sql.shuffle.partitions=16\n");

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.apache.iceberg.SystemConfigs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +41,28 @@ public final class EmbeddedLakehouse {
 
   static final String CODEGEN_CACHE_ENTRIES = "1000";
 
+
   private EmbeddedLakehouse() {}
+
+  /**
+   * Makes Iceberg plan scans in the calling thread, unless the JVM was given Iceberg's setting for
+   * it ({@code iceberg.scan.plan-in-worker-pool}, or its environment variable). It is a JVM system
+   * property, not a Spark setting, read once, when Iceberg plans its first scan: call this before
+   * the session reads a table.
+   *
+   * <p>On Iceberg's worker pool each manifest is read by a worker, and the planning thread polls
+   * for their results every 10 milliseconds. A manifest on a local disk reads in a millisecond or
+   * two, so the polls, several per scan and a few scans per refresh, cost a small refresh of the
+   * embedded lakehouse about a fifth of its time. Against an object store, where fetching a
+   * manifest takes longer than a poll, the pool's parallel reads are worth it: this is for a
+   * warehouse on a local or shared file system.
+   */
+  public static void planScansInCallingThread() {
+    SystemConfigs.ConfigEntry<Boolean> planInPool = SystemConfigs.SCAN_THREAD_POOL_ENABLED;
+    if (System.getProperty(planInPool.propertyKey()) == null && System.getenv(planInPool.envKey()) == null) {
+      System.setProperty(planInPool.propertyKey(), "false");
+    }
+  }
 
   /** Settings for a catalog named {@code catalogName} in {@code warehouse}. */
   public static Map<String, String> sparkConf(Path warehouse, String catalogName) {

@@ -25,6 +25,7 @@ public final class SharedSpark {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
+      EmbeddedLakehouse.planScansInCallingThread();
       SparkSession.Builder builder = SparkSession.builder().master("local[2]").appName("floe-tests");
       EmbeddedLakehouse.sparkConf(warehouse, EmbeddedLakehouse.DEFAULT_CATALOG).forEach(builder::config);
       builder.config("spark.sql.catalog." + EmbeddedLakehouse.DEFAULT_CATALOG + ".metrics-reporter-impl", ScanReports.class.getName());

@@ -95,6 +95,7 @@ public final class AnotherProcess implements AutoCloseable {
   }
 
   public static void main(String[] args) throws IOException {
+    EmbeddedLakehouse.planScansInCallingThread();
     SparkSession.Builder builder = SparkSession.builder().master("local[1]").appName("floe-another-process");
     EmbeddedLakehouse.sparkConf(Path.of(args[0]), EmbeddedLakehouse.DEFAULT_CATALOG).forEach(builder::config);
     SparkSession spark = builder.getOrCreate();
