@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.iceberg.SystemConfigs;
 import org.apache.spark.sql.SparkSession;
 
 /**
@@ -62,11 +63,16 @@ final class BenchRun {
     return given;
   }
 
-  /** A report line naming the settings a run was given, or that it ran on the embedded defaults. */
+  /**
+   * A report line naming the settings a run was given, or that it ran on the embedded defaults,
+   * and where Iceberg planned its scans ({@link EmbeddedLakehouse#planScansInCallingThread}).
+   */
   static String givenSettingsLine() {
     Map<String, String> given = givenSettings();
     return "Spark settings: the embedded lakehouse's"
-        + (given.isEmpty() ? "" : ", with " + given.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")));
+        + (given.isEmpty() ? "" : ", with " + given.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")))
+        + "; Iceberg plans scans "
+        + (SystemConfigs.SCAN_THREAD_POOL_ENABLED.value() ? "on its worker pool" : "in the calling thread");
   }
 
   /**
