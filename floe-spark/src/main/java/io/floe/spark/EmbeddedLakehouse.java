@@ -41,7 +41,6 @@ public final class EmbeddedLakehouse {
 
   static final String CODEGEN_CACHE_ENTRIES = "1000";
 
-
   private EmbeddedLakehouse() {}
 
   /**
