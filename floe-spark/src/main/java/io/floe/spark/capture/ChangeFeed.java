@@ -37,14 +37,17 @@ import org.slf4j.LoggerFactory;
  * whole table (every file gained a position delete) then costs its own size to capture instead of
  * the table's.
  *
- * <p>The feed is the branch {@value #BRANCH} of the storage table. A refresh appends its change to
- * it, each row in the table's columns with the signed change of its multiplicity in the
- * multiplicity column, and records that append's snapshot on its main commit ({@value
- * #SNAPSHOT_PROPERTY}). A commit that changes no row records {@value #NONE}. The feed answers for a
- * range of main snapshots only when every snapshot in it recorded its change or is a compaction;
- * a full refresh records nothing, and a capture across it reads the storage files. Changes that no
- * main snapshot in the metadata refers to any more are dropped from the branch by {@link #trim};
- * snapshot expiry then deletes their files. Readers of main never see the branch.
+ * <p>The feed is the branch {@value #BRANCH} of the storage table. A reader opens it: the refresh
+ * of an MV over this one creates the branch ({@link #open}) when it is missing. A refresh then
+ * appends its change to it while it is open, each row in the table's columns with the signed
+ * change of its multiplicity in the multiplicity column, and records that append's snapshot on its
+ * main commit ({@value #SNAPSHOT_PROPERTY}); an MV that nothing reads spends no write on a feed.
+ * A commit that changes no row records {@value #NONE}. The feed answers for a range of main
+ * snapshots only when every snapshot in it recorded its change or is a compaction; a full refresh,
+ * or one made before a reader opened the feed, records nothing, and a capture across it reads the
+ * storage files. Changes that no main snapshot in the metadata refers to any more are dropped from
+ * the branch by {@link #trim}; snapshot expiry then deletes their files. Readers of main never see
+ * the branch.
  */
 public final class ChangeFeed {
   /** The branch holding the changes. */
@@ -62,21 +65,31 @@ public final class ChangeFeed {
 
   private ChangeFeed() {}
 
+  /** Whether a reader opened the table's feed: its refreshes then record their changes. */
+  public static boolean isOpen(Table table) {
+    SnapshotRef ref = table.refs().get(BRANCH);
+    return ref != null && ref.isBranch();
+  }
+
   /**
-   * Creates the (empty) feed branch if the table has none yet. A branch starts at a snapshot, so
-   * it is created at main's and then emptied, so that it holds no storage file.
+   * Opens the table's feed, for a reader: creates the (empty) feed branch unless {@code table}, as
+   * loaded or as the catalog now has it, already has one. A branch starts at a snapshot, so it is
+   * created at main's and then emptied, so that it holds no storage file.
    */
-  public static void ensureBranch(Table table) {
+  public static void open(Table table) {
+    if (isOpen(table)) {
+      return;
+    }
     table.refresh();
-    if (table.refs().containsKey(BRANCH)) {
+    if (isOpen(table)) {
       return;
     }
     try {
       table.manageSnapshots().createBranch(BRANCH, table.currentSnapshot().snapshotId()).commit();
     } catch (IllegalArgumentException | CommitFailedException e) {
-      // Another refresh created it first.
+      // Another refresh created it first, or the name is taken by a tag.
       table.refresh();
-      if (!table.refs().containsKey(BRANCH)) {
+      if (!isOpen(table)) {
         throw e;
       }
       return;

@@ -15,6 +15,7 @@ import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 
+import io.floe.ErrorMessages;
 import io.floe.mv.MaterializedViewProperties;
 import io.floe.mv.RefreshState;
 import io.floe.mv.SourceState;
@@ -60,6 +61,8 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Steps 2 to 4 of the refresh protocol for a definition with an incremental shape: captures the
@@ -67,6 +70,8 @@ import org.apache.spark.sql.types.StructType;
  * shape's delta rule, and applies the resulting change to the storage table in one commit.
  */
 public final class IncrementalRefresh {
+  private static final Logger LOG = LoggerFactory.getLogger(IncrementalRefresh.class);
+
   /** What an incremental attempt did: applied the change, or found a reason to recompute. */
   public sealed interface Outcome permits Applied, Fallback {}
 
@@ -266,7 +271,9 @@ public final class IncrementalRefresh {
         LinearSummary linear = linearSummary(mv, rows, storage, readSnapshot);
         summary = linear.summary();
         merge = linearMerge(mv, changes, rows.schema(), linear.keys(), summary.bounds());
-        feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
+        if (ChangeFeed.isOpen(storage)) {
+          feed = Optional.of(new FeedEntry(feedRows(mv, rows), summary.removed() == 0));
+        }
       }
       String reason = changedReason(appendOnly, operations);
       long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, reason, expectations);
@@ -1574,6 +1581,30 @@ public final class IncrementalRefresh {
     return recordsFeed(source, from) && ChangeFeed.covers(source.table(), from, to);
   }
 
+  /**
+   * Opens the change feed of each source that is an MV with {@link StorageLayout#ROWS} storage, so
+   * that its refreshes record their changes for this reader from now on ({@link ChangeFeed}). A
+   * change the source committed before it was opened is read from its storage files, and so is
+   * every change of a source whose feed cannot be opened (a reader not allowed to write to the
+   * source's storage table): that costs time, not correctness, so it does not fail the refresh and
+   * is returned as a warning instead.
+   */
+  public static List<String> openFeeds(List<Source> sources) {
+    List<String> warnings = new ArrayList<>();
+    for (Source source : sources) {
+      if (source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false)) {
+        try {
+          ChangeFeed.open(source.table());
+        } catch (RuntimeException e) {
+          LOG.warn("Cannot open the change feed of {}", source.name(), e);
+          warnings.add("cannot open the change feed of " + source.name() + " (" + ErrorMessages.firstLine(e.getMessage())
+              + "), so its changes are read from its storage files");
+        }
+      }
+    }
+    return warnings;
+  }
+
   /** Whether the source is an MV whose refreshes record a change feed, and a recorded snapshot to read it from. */
   private static boolean recordsFeed(Source source, Long from) {
     return from != null && source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false);
@@ -1611,7 +1642,6 @@ public final class IncrementalRefresh {
    * ChangeFeed#trim} drops.
    */
   private long recordInFeed(MaterializedView mv, Table storage, FeedEntry entry) {
-    ChangeFeed.ensureBranch(storage);
     String token = UUID.randomUUID().toString();
     Map<String, String> properties =
         Map.of(ChangeFeed.TOKEN_PROPERTY, token, ChangeFeed.ADDS_ONLY_PROPERTY, String.valueOf(entry.addsOnly()));

@@ -120,7 +120,12 @@ public final class RefreshExecutor {
       MaterializedView current = mv;
       try {
         current = catalog.loadExisting(mv.name(), "refresh");
-        RefreshResult result = maintainStorage(current, refreshOnce(current, full, prePinned).withAttempts(attempt));
+        List<String> attemptWarnings = new ArrayList<>();
+        RefreshResult once = refreshOnce(current, full, prePinned, attemptWarnings).withAttempts(attempt);
+        for (String warning : attemptWarnings) {
+          once = once.withWarning(warning);
+        }
+        RefreshResult result = maintainStorage(current, once);
         return recordSucceeded(current, run, result, started);
       } catch (Exception e) { // not RuntimeException: Spark throws AnalysisException undeclared
         Optional<Throwable> retryable = RetryPolicy.retryableCause(e);
@@ -235,7 +240,9 @@ public final class RefreshExecutor {
         + ErrorMessages.firstLine(e.getMessage());
   }
 
-  private RefreshResult refreshOnce(MaterializedView mv, boolean full, Map<String, Source> prePinned) {
+  /** One attempt at refreshing {@code mv}; what went wrong without failing it is added to {@code attemptWarnings}. */
+  private RefreshResult refreshOnce(
+      MaterializedView mv, boolean full, Map<String, Source> prePinned, List<String> attemptWarnings) {
     long start = System.currentTimeMillis();
     Table storage = mv.storageTable();
     catalog.invalidateSparkCache(mv.storageName());
@@ -246,6 +253,7 @@ public final class RefreshExecutor {
     PinnedDefinition pinned =
         pinning.pin(definitionOf(mv), mv.defaultCatalog(), mv.defaultNamespace(), notBehind(mv, prePinned, before));
     List<SourceState> after = pinned.sourceStates();
+    attemptWarnings.addAll(IncrementalRefresh.openFeeds(pinned.sources()));
 
     if (!full
         && recorded.isPresent()

@@ -162,6 +162,76 @@ class ChangeFeedTest {
     assertMatches("gold", GOLD_DIRECT);
   }
 
+  @Test
+  void anMvNothingReadsRecordsNoChangeUntilAReaderOpensItsFeed() {
+    spark.sql("CREATE MATERIALIZED VIEW lonely AS " + SILVER);
+    spark.sql("DELETE FROM bronze WHERE id = 12");
+    assertThat(refresh("lonely").getString(1)).isEqualTo("INCREMENTAL");
+    Table lonely = storage("lonely");
+    assertThat(ChangeFeed.isOpen(lonely)).as("nothing reads lonely: no feed").isFalse();
+    assertThat(lonely.currentSnapshot().summary()).doesNotContainKey(ChangeFeed.SNAPSHOT_PROPERTY);
+
+    spark.sql("CREATE MATERIALIZED VIEW reader AS SELECT city, count(*) AS trips FROM lonely GROUP BY city");
+    lonely.refresh();
+    assertThat(ChangeFeed.isOpen(lonely)).as("the reader's first refresh opened the feed").isTrue();
+    spark.sql("DELETE FROM bronze WHERE id = 13");
+    spark.sql("INSERT INTO bronze VALUES (3000, 'nara', 4)");
+    assertThat(refresh("lonely").getString(1)).isEqualTo("INCREMENTAL");
+    lonely.refresh();
+    assertThat(lonely.currentSnapshot().summary()).containsKey(ChangeFeed.SNAPSHOT_PROPERTY);
+    assertThat(explainedSource("reader")).contains("change feed");
+    Row reader = refresh("reader");
+
+    assertThat(reader.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(reader.getLong(3)).as("rows read: lonely's change").isEqualTo(2);
+    assertMatches("reader", "SELECT city, count(*) AS trips FROM (" + SILVER + ") GROUP BY city");
+  }
+
+  @Test
+  void aChangeCommittedWhileTheFeedWasClosedIsReadFromTheStorageFiles() {
+    // Gold opened Silver's feed when it was created; the branch goes, as if Silver's refresh had
+    // loaded its storage table before Gold opened it.
+    Table silver = storage("silver");
+    assertThat(ChangeFeed.isOpen(silver)).isTrue();
+    silver.manageSnapshots().removeBranch(ChangeFeed.BRANCH).commit();
+    spark.sql("DELETE FROM bronze WHERE id = 14");
+    assertThat(refresh("silver").getString(1)).isEqualTo("INCREMENTAL");
+    silver.refresh();
+    assertThat(silver.currentSnapshot().summary()).doesNotContainKey(ChangeFeed.SNAPSHOT_PROPERTY);
+
+    assertThat(explainedSource("gold")).doesNotContain("change feed");
+    Row gold = refresh("gold");
+
+    assertThat(gold.getString(1)).isEqualTo("INCREMENTAL");
+    assertMatches("gold", GOLD_DIRECT);
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("Gold's refresh opened the feed again").isTrue();
+    spark.sql("DELETE FROM bronze WHERE id = 15");
+    refresh("silver");
+    assertThat(explainedSource("gold")).contains("change feed");
+    assertThat(refresh("gold").getLong(3)).isEqualTo(1);
+    assertMatches("gold", GOLD_DIRECT);
+  }
+
+  @Test
+  void aFeedThatCannotBeOpenedIsAWarningAndTheChangeIsReadFromTheStorageFiles() {
+    Table silver = storage("silver");
+    silver.manageSnapshots().removeBranch(ChangeFeed.BRANCH).commit();
+    // The feed's name is taken by a tag, so Gold cannot create the branch.
+    silver.manageSnapshots().createTag(ChangeFeed.BRANCH, silver.currentSnapshot().snapshotId()).commit();
+    spark.sql("DELETE FROM bronze WHERE id = 16");
+    assertThat(refresh("silver").getString(1)).isEqualTo("INCREMENTAL");
+
+    Row gold = refresh("gold");
+
+    assertThat(gold.getString(1)).isEqualTo("INCREMENTAL");
+    assertThat(gold.<String>getAs("warnings"))
+        .contains("cannot open the change feed of", "silver", "read from its storage files");
+    assertMatches("gold", GOLD_DIRECT);
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("a tag is no feed").isFalse();
+  }
+
   private static long feedFiles(Table table) {
     table.refresh();
     try (var files = table.newScan().useRef(ChangeFeed.BRANCH).planFiles()) {
