@@ -31,7 +31,11 @@ import org.apache.spark.sql.SparkSession;
  * branches, the refresh history). Figures go to
  * {@code bench/results/refresh-floor-<timestamp>.txt} and {@code refresh-floor-latest.txt}.
  *
- * <p>Usage: {@code RefreshFloorBenchmark [--rows 100k] [--rounds 30] [--results-dir bench/results]}
+ * <p>With {@code --silver-only} there is no Gold: Silver is then an MV nothing reads, which writes no
+ * change feed, and the rounds refresh Silver alone. Its figures go to {@code
+ * refresh-floor-silver-only-<timestamp>.txt} and {@code refresh-floor-silver-only-latest.txt}.
+ *
+ * <p>Usage: {@code RefreshFloorBenchmark [--rows 100k] [--rounds 30] [--silver-only] [--results-dir bench/results]}
  */
 public final class RefreshFloorBenchmark {
   private static final String[] KINDS = {"insert", "update", "delete"};
@@ -77,27 +81,30 @@ public final class RefreshFloorBenchmark {
   public static void main(String[] args) throws Exception {
     long rows = 100_000;
     int rounds = 30;
+    boolean withGold = true;
     Path resultsDir = Paths.get("bench", "results");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--rows" -> rows = RefreshBenchmark.parseSize(args[++i]);
         case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--silver-only" -> withGold = false;
         case "--results-dir" -> resultsDir = Paths.get(args[++i]);
         default -> throw new IllegalArgumentException(
-            "usage: RefreshFloorBenchmark [--rows 100k] [--rounds 30] [--results-dir bench/results]");
+            "usage: RefreshFloorBenchmark [--rows 100k] [--rounds 30] [--silver-only] [--results-dir bench/results]");
       }
     }
     long n = rows;
     int r = rounds;
-    String report = BenchRun.withLakehouse("floe-refresh-floor", spark -> new RefreshFloorBenchmark(spark).run(n, r));
+    boolean gold = withGold;
+    String report = BenchRun.withLakehouse("floe-refresh-floor", spark -> new RefreshFloorBenchmark(spark).run(n, r, gold));
     System.out.print(report);
-    System.out.println("written to " + BenchRun.publish(resultsDir, "refresh-floor", report));
+    System.out.println("written to " + BenchRun.publish(resultsDir, gold ? "refresh-floor" : "refresh-floor-silver-only", report));
   }
 
   /** One refresh's figures. */
   private record Sample(String kind, double millis, double inJobsMillis, List<String> jobs, long commits, String type) {}
 
-  private String run(long n, int rounds) {
+  private String run(long n, int rounds, boolean withGold) {
     String db = BenchRun.CATALOG + ".floor";
     String bronze = db + ".trips_bronze";
     String silver = db + ".mv_trips_silver";
@@ -113,26 +120,32 @@ public final class RefreshFloorBenchmark {
       throw new IllegalStateException("Cannot fill " + bronze + ": " + e.getMessage(), e);
     }
     spark.sql(RefreshBenchmark.silverSql(db));
-    spark.sql(RefreshBenchmark.goldSql(db));
-
-    long[] nextId = {n};
     Map<String, List<Sample>> byView = new LinkedHashMap<>();
     byView.put("silver", new ArrayList<>());
-    byView.put("gold", new ArrayList<>());
+    if (withGold) {
+      spark.sql(RefreshBenchmark.goldSql(db));
+      byView.put("gold", new ArrayList<>());
+    }
+
+    long[] nextId = {n};
     for (int round = 0; round < WARM_UP_ROUNDS + rounds; round++) {
       String kind = KINDS[round % KINDS.length];
       change(bronze, kind, round, nextId);
       Sample s = refresh(silver, kind);
-      Sample g = refresh(gold, kind);
+      Sample g = withGold ? refresh(gold, kind) : null;
       if (round >= WARM_UP_ROUNDS) {
         byView.get("silver").add(s);
-        byView.get("gold").add(g);
+        if (withGold) {
+          byView.get("gold").add(g);
+        }
       }
     }
     // Every incremental refresh must have kept the MV equal to its definition.
     Map<String, String> checks = new LinkedHashMap<>();
     checks.put("silver", RefreshBenchmark.check(spark, silver, RefreshBenchmark.silverDefinition(db)));
-    checks.put("gold", RefreshBenchmark.check(spark, gold, RefreshBenchmark.goldDefinition(db)));
+    if (withGold) {
+      checks.put("gold", RefreshBenchmark.check(spark, gold, RefreshBenchmark.goldDefinition(db)));
+    }
     return report(n, rounds, byView, checks);
   }
 
@@ -224,9 +237,14 @@ public final class RefreshFloorBenchmark {
     r.append(String.format(Locale.ROOT, "machine: %d cores; load average at end: %s%n",
         Runtime.getRuntime().availableProcessors(), BenchRun.loadAverage()));
     r.append(BenchRun.givenSettingsLine()).append(String.format("%n"));
+    boolean withGold = byView.containsKey("gold");
     r.append(String.format(Locale.ROOT,
-        "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it and Gold MV over Silver.%n"
-            + "Each round changes one trip (insert, update, delete in turn), then refreshes Silver, then Gold.%n"
+        (withGold
+                ? "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it and Gold MV over Silver.%n"
+                    + "Each round changes one trip (insert, update, delete in turn), then refreshes Silver, then Gold.%n"
+                : "Bronze: %,d generated trips (merge-on-read, format v2); the seed's Silver MV over it, and no Gold%n"
+                    + "(--silver-only): Silver is an MV nothing reads, so it writes no change feed.%n"
+                    + "Each round changes one trip (insert, update, delete in turn), then refreshes Silver.%n")
             + "%d rounds measured after %d unmeasured. In jobs: the part of the refresh a Spark job was running%n"
             + "(the rest is the driver: planning, table metadata, commits). Jobs: Spark jobs the refresh ran. Commits: Iceberg%n"
             + "commits (metadata versions written: the storage table and its branches, the refresh history).%n%n",
@@ -235,8 +253,8 @@ public final class RefreshFloorBenchmark {
         "mv", "change", "runs", "median ms", "p90 ms", "in jobs ms", "jobs", "commits", "refresh types"));
     List<Double> chain = new ArrayList<>();
     List<Sample> silver = byView.get("silver");
-    List<Sample> gold = byView.get("gold");
-    for (int i = 0; i < silver.size(); i++) {
+    List<Sample> gold = byView.getOrDefault("gold", List.of());
+    for (int i = 0; i < gold.size(); i++) {
       chain.add(silver.get(i).millis() + gold.get(i).millis());
     }
     for (Map.Entry<String, List<Sample>> view : byView.entrySet()) {
@@ -254,9 +272,11 @@ public final class RefreshFloorBenchmark {
             types));
       }
     }
-    r.append(String.format(Locale.ROOT, "%nOne Bronze change through Silver to Gold (the two refreshes): median %.0f ms, p90 %.0f ms%n",
-        RefreshBenchmark.median(chain.stream().mapToDouble(Double::doubleValue).toArray()),
-        percentile(chain.stream().mapToDouble(Double::doubleValue).toArray(), 0.9)));
+    if (withGold) {
+      r.append(String.format(Locale.ROOT, "%nOne Bronze change through Silver to Gold (the two refreshes): median %.0f ms, p90 %.0f ms%n",
+          RefreshBenchmark.median(chain.stream().mapToDouble(Double::doubleValue).toArray()),
+          percentile(chain.stream().mapToDouble(Double::doubleValue).toArray(), 0.9)));
+    }
     r.append(String.format(Locale.ROOT, "%nCorrectness after the last round (the MV against its definition, EXCEPT ALL both ways):%n"));
     checks.forEach((mv, verdict) -> r.append(String.format(Locale.ROOT, "  %-7s %s%n", mv, verdict)));
     r.append(String.format(Locale.ROOT, "%nThe Spark jobs of the last round's refreshes (a %s), by call site:%n", silver.get(silver.size() - 1).kind()));
