@@ -97,6 +97,20 @@ public final class ChangeFeed {
     table.newDelete().toBranch(BRANCH).deleteFromRowFilter(Expressions.alwaysTrue()).commit();
   }
 
+  /**
+   * Closes the table's feed, when no MV reads the table any more: removes the feed branch, so that
+   * its refreshes stop writing changes and snapshot expiry deletes the ones written. Returns
+   * whether there was a feed to close.
+   */
+  public static boolean close(Table table) {
+    table.refresh();
+    if (!isOpen(table)) {
+      return false;
+    }
+    table.manageSnapshots().removeBranch(BRANCH).commit();
+    return true;
+  }
+
   /** The feed snapshot whose summary holds {@code token}, searched back from the branch head. */
   public static long appendedWith(Table table, String token) {
     table.refresh();

@@ -51,7 +51,7 @@ public final class DropMaterializedViewCommand extends FloeCommand<DropMateriali
     List<MaterializedView> toDrop = new ArrayList<>(readers);
     Collections.reverse(toDrop);
     toDrop.add(mv.get());
-    toDrop.forEach(view -> MaterializedViewDrop.drop(catalog, view));
+    MaterializedViewDrop.dropAll(catalog, name.catalogName(), toDrop);
     return List.of();
   }
 }

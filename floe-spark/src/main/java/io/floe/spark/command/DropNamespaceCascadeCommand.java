@@ -68,7 +68,7 @@ public final class DropNamespaceCascadeCommand extends SparkDropCommand<DropName
     Set<String> names = new HashSet<>();
     tables.forEach(t -> names.add(t.toString()));
     views.forEach(v -> names.add(v.toString()));
-    MaterializedViewDrop.readersFirst(catalog, catalogName, names).forEach(mv -> MaterializedViewDrop.drop(catalog, mv));
+    MaterializedViewDrop.dropAll(catalog, catalogName, MaterializedViewDrop.readersFirst(catalog, catalogName, names));
     for (ResolvedName view : views) {
       if (view.viewCatalog().viewExists(view.identifier())) {
         view.viewCatalog().dropView(view.identifier());

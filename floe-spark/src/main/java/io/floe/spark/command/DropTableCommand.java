@@ -65,8 +65,8 @@ public final class DropTableCommand extends SparkDropCommand<DropTable> {
                 + (direct.size() == 1 ? "it" : "them")
                 + " first or use DROP TABLE ... CASCADE");
       }
-      MaterializedViewDrop.readersFirst(catalog, name.catalogName(), java.util.Set.of(name.toString()))
-          .forEach(view -> MaterializedViewDrop.drop(catalog, view));
+      MaterializedViewDrop.dropAll(
+          catalog, name.catalogName(), MaterializedViewDrop.readersFirst(catalog, name.catalogName(), java.util.Set.of(name.toString())));
     }
     runSparkDrop(spark);
     return List.of();

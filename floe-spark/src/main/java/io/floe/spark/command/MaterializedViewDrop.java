@@ -1,6 +1,7 @@
 package io.floe.spark.command;
 
 import io.floe.graph.DependencyGraph;
+import io.floe.spark.capture.ChangeFeed;
 import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.mv.MaterializedViewCatalog;
 import io.floe.spark.mv.ResolvedName;
@@ -10,13 +11,48 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Removes a materialized view: first the view, so readers stop seeing it, then its storage data. */
 final class MaterializedViewDrop {
+  private static final Logger LOG = LoggerFactory.getLogger(MaterializedViewDrop.class);
+
   private MaterializedViewDrop() {}
 
   static void drop(MaterializedViewCatalog catalog, MaterializedView mv) {
     drop(catalog, mv.name(), mv.storageName());
+  }
+
+  /**
+   * Drops {@code views} in their order (readers before what they read), then closes the change feed
+   * of each MV they read that no MV left reads any more ({@link ChangeFeed#close}), so that its
+   * refreshes stop writing one. A reader that a catalog could not list for opens it again at its
+   * next refresh, and reads the changes made in between from the storage files: closing costs
+   * time, never a wrong answer. So a feed that cannot be closed is logged, and the drop stands.
+   */
+  static void dropAll(MaterializedViewCatalog catalog, String catalogName, List<MaterializedView> views) {
+    views.forEach(view -> drop(catalog, view));
+    Set<String> read = new HashSet<>();
+    views.forEach(view -> read.addAll(view.dependencyNames()));
+    if (read.isEmpty()) {
+      return;
+    }
+    Map<String, MaterializedView> left = catalog.byNameWithOtherCatalogs(catalogName, false);
+    for (String name : read) {
+      MaterializedView source = left.get(name);
+      if (source == null || left.values().stream().anyMatch(reader -> reader.dependencyNames().contains(name))) {
+        continue;
+      }
+      try {
+        if (ChangeFeed.close(source.storageTable())) {
+          LOG.info("Closed the change feed of {}: no materialized view reads it any more", source);
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("Cannot close the change feed of {}, which no materialized view reads any more; its refreshes keep"
+            + " writing it", source, e);
+      }
+    }
   }
 
   /**

@@ -232,6 +232,31 @@ class ChangeFeedTest {
     assertThat(ChangeFeed.isOpen(silver)).as("a tag is no feed").isFalse();
   }
 
+  @Test
+  void droppingTheLastReaderClosesTheFeed() {
+    spark.sql("CREATE MATERIALIZED VIEW cities AS SELECT DISTINCT city FROM silver");
+    Table silver = storage("silver");
+
+    spark.sql("DROP MATERIALIZED VIEW gold");
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("cities still reads silver").isTrue();
+    spark.sql("DROP MATERIALIZED VIEW cities");
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("nothing reads silver").isFalse();
+    spark.sql("DELETE FROM bronze WHERE id = 17");
+    assertThat(refresh("silver").getString(1)).isEqualTo("INCREMENTAL");
+    silver.refresh();
+    assertThat(silver.currentSnapshot().summary()).doesNotContainKey(ChangeFeed.SNAPSHOT_PROPERTY);
+
+    spark.sql("CREATE MATERIALIZED VIEW gold AS " + GOLD);
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).isTrue();
+    spark.sql("DELETE FROM bronze WHERE id = 18");
+    refresh("silver");
+    assertThat(refresh("gold").getLong(3)).as("read from the reopened feed").isEqualTo(1);
+    assertMatches("gold", GOLD_DIRECT);
+  }
+
   private static long feedFiles(Table table) {
     table.refresh();
     try (var files = table.newScan().useRef(ChangeFeed.BRANCH).planFiles()) {

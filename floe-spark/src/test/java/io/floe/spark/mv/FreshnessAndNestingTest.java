@@ -413,7 +413,8 @@ class FreshnessAndNestingTest extends MvTestSupport {
    */
   @Test
   void aViewIsReadAsOfAnEarlierRefresh() {
-    Row first = sql("SELECT snapshot_id, CAST(committed_at AS STRING) FROM lake." + ns + ".silver__storage.snapshots ORDER BY committed_at DESC").get(0);
+    // Main's history: the storage's other snapshots are its change feed's (gold opened it).
+    Row first = sql("SELECT snapshot_id, CAST(made_current_at AS STRING) FROM lake." + ns + ".silver__storage.history ORDER BY made_current_at DESC").get(0);
     java.util.List<Row> before = sql("SELECT * FROM silver ORDER BY id");
     sql("ALTER TABLE silver__storage CREATE TAG before_nara AS OF VERSION " + first.getLong(0));
     sql("INSERT INTO bronze VALUES (5, 'nara', 4)");
