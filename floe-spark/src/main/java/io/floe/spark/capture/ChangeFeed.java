@@ -81,7 +81,8 @@ public final class ChangeFeed {
       return;
     }
     table.refresh();
-    if (isOpen(table)) {
+    if (isOpen(table) || table.currentSnapshot() == null) {
+      // A table with no snapshot yet has no change to record either; a later reader's refresh opens it.
       return;
     }
     try {
@@ -111,7 +112,11 @@ public final class ChangeFeed {
     return true;
   }
 
-  /** The feed snapshot whose summary holds {@code token}, searched back from the branch head. */
+  /**
+   * The feed snapshot whose summary holds {@code token}: searched back from the branch head, then,
+   * when the branch was closed since the append, among the table's snapshots (a main snapshot may
+   * name it while it lasts; {@link #covers} passes over it once it has expired).
+   */
   public static long appendedWith(Table table, String token) {
     table.refresh();
     SnapshotRef ref = table.refs().get(BRANCH);
@@ -122,7 +127,12 @@ public final class ChangeFeed {
       }
       snapshot = snapshot.parentId() == null ? null : table.snapshot(snapshot.parentId());
     }
-    throw new IllegalStateException("The change appended to " + table.name() + "'s feed is not on its branch " + BRANCH);
+    for (Snapshot any : table.snapshots()) {
+      if (token.equals(any.summary().get(TOKEN_PROPERTY))) {
+        return any.snapshotId();
+      }
+    }
+    throw new IllegalStateException("The change appended to " + table.name() + "'s feed is not in its metadata");
   }
 
   /**

@@ -38,7 +38,14 @@ final class MaterializedViewDrop {
     if (read.isEmpty()) {
       return;
     }
-    Map<String, MaterializedView> left = catalog.byNameWithOtherCatalogs(catalogName, false);
+    Map<String, MaterializedView> left;
+    try {
+      left = catalog.byNameWithOtherCatalogs(catalogName, false);
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot list the materialized views left after dropping {}; the change feeds of the views they read stay"
+          + " open", views, e);
+      return;
+    }
     for (String name : read) {
       MaterializedView source = left.get(name);
       if (source == null || left.values().stream().anyMatch(reader -> reader.dependencyNames().contains(name))) {

@@ -1617,7 +1617,8 @@ public final class IncrementalRefresh {
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       if (feed.isPresent()) {
-        properties.put(ChangeFeed.SNAPSHOT_PROPERTY, String.valueOf(recordInFeed(mv, storage, feed.get())));
+        recordInFeed(mv, storage, feed.get())
+            .ifPresent(entry -> properties.put(ChangeFeed.SNAPSHOT_PROPERTY, String.valueOf(entry)));
       }
       String target = commit.sparkName(mv.storageName().quoted());
       StorageWriteGuard.allowWritesTo(
@@ -1637,26 +1638,30 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * Appends a change to the storage table's feed branch and returns the feed snapshot. A refresh
-   * that then loses the race for main leaves an entry no main snapshot refers to, which {@link
+   * Appends a change to the storage table's feed branch and returns the feed snapshot, or nothing
+   * when the feed was closed (its last reader dropped) since the refresh found it open: the change
+   * then goes unrecorded, as it would have had the refresh started after the close. A refresh that
+   * loses the race for main leaves an entry no main snapshot refers to, which {@link
    * ChangeFeed#trim} drops.
    */
-  private long recordInFeed(MaterializedView mv, Table storage, FeedEntry entry) {
+  private java.util.OptionalLong recordInFeed(MaterializedView mv, Table storage, FeedEntry entry) {
     String token = UUID.randomUUID().toString();
     Map<String, String> properties =
         Map.of(ChangeFeed.TOKEN_PROPERTY, token, ChangeFeed.ADDS_ONLY_PROPERTY, String.valueOf(entry.addsOnly()));
     String branch = mv.storageName().quoted() + ".`branch_" + ChangeFeed.BRANCH + "`";
-    StorageWriteGuard.allowWritesTo(
+    boolean appended = StorageWriteGuard.allowWritesTo(
         storage.uuid().toString(),
         () -> CommitMetadata.withCommitProperties(properties, () -> {
           try {
             entry.rows().writeTo(branch).append();
+            return true;
           } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
-            throw new IllegalStateException("The change feed branch of " + mv.storageName() + " is missing", e);
+            LOG.info("The change feed of {} was closed during its refresh; the refresh's change is not recorded in it",
+                mv.storageName());
+            return false;
           }
-          return null;
         }, RuntimeException.class));
-    return ChangeFeed.appendedWith(storage, token);
+    return appended ? java.util.OptionalLong.of(ChangeFeed.appendedWith(storage, token)) : java.util.OptionalLong.empty();
   }
 
   /** Records the new source states without changing any row: the sources moved, their data did not. */

@@ -257,6 +257,22 @@ class ChangeFeedTest {
     assertMatches("gold", GOLD_DIRECT);
   }
 
+  @Test
+  void aSourceMvWithNoDataYetIsOpenedOnceItHasSome() {
+    spark.sql("CREATE MATERIALIZED VIEW deferred AS " + SILVER + " WITH NO DATA");
+    spark.sql("CREATE MATERIALIZED VIEW over_deferred AS SELECT city, count(*) AS trips FROM deferred GROUP BY city");
+    assertThat(spark.sql("REFRESH MATERIALIZED VIEW over_deferred").first().<String>getAs("warnings"))
+        .as("nothing to open yet, and no warning about it").isNull();
+
+    refresh("deferred");
+    refresh("over_deferred");
+    assertThat(ChangeFeed.isOpen(storage("deferred"))).isTrue();
+    spark.sql("DELETE FROM bronze WHERE id = 19");
+    refresh("deferred");
+    assertThat(refresh("over_deferred").getLong(3)).as("read from the feed").isEqualTo(1);
+    assertMatches("over_deferred", "SELECT city, count(*) AS trips FROM (" + SILVER + ") GROUP BY city");
+  }
+
   private static long feedFiles(Table table) {
     table.refresh();
     try (var files = table.newScan().useRef(ChangeFeed.BRANCH).planFiles()) {
