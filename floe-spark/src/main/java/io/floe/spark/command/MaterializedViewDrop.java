@@ -33,8 +33,17 @@ final class MaterializedViewDrop {
    */
   static void dropAll(MaterializedViewCatalog catalog, String catalogName, List<MaterializedView> views) {
     views.forEach(view -> drop(catalog, view));
+    closeFeedsNoLongerRead(catalog, catalogName, views);
+  }
+
+  /**
+   * Closes the change feed of each MV that the {@code former} views (dropped, or replaced by a
+   * definition that may read other views) read and that no MV of the catalogs reads now, as {@link
+   * #dropAll} describes.
+   */
+  static void closeFeedsNoLongerRead(MaterializedViewCatalog catalog, String catalogName, List<MaterializedView> former) {
     Set<String> read = new HashSet<>();
-    views.forEach(view -> read.addAll(view.dependencyNames()));
+    former.forEach(view -> read.addAll(view.dependencyNames()));
     if (read.isEmpty()) {
       return;
     }
@@ -42,8 +51,8 @@ final class MaterializedViewDrop {
     try {
       left = catalog.byNameWithOtherCatalogs(catalogName, false);
     } catch (RuntimeException e) {
-      LOG.warn("Cannot list the materialized views left after dropping {}; the change feeds of the views they read stay"
-          + " open", views, e);
+      LOG.warn("Cannot list the materialized views left after dropping or replacing {}; the change feeds of the views"
+          + " they read stay open", former, e);
       return;
     }
     for (String name : read) {

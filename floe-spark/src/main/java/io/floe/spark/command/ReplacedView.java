@@ -79,8 +79,10 @@ public final class ReplacedView {
   }
 
   /**
-   * The replacement committed: the old storage table is dropped. That cannot undo the replacement:
-   * a table that cannot be dropped is logged and left (the next replacement drops it first).
+   * The replacement committed: the old storage table is dropped, and the change feeds of the MVs
+   * only the old definition read are closed ({@link MaterializedViewDrop#closeFeedsNoLongerRead}).
+   * Neither can undo the replacement: a table that cannot be dropped is logged and left (the next
+   * replacement drops it first).
    */
   public void commit() {
     aside.ifPresent(
@@ -92,6 +94,18 @@ public final class ReplacedView {
             LOG.warn("Replaced {}, but cannot drop its old storage table {}; drop it by hand", before, name, e);
           }
         });
+    // Only a replacement that stops reading something can leave a feed without readers: the
+    // common one, an unchanged or widened definition, lists no catalog.
+    java.util.Set<String> noLongerRead = new java.util.HashSet<>(before.dependencyNames());
+    try {
+      catalog.load(before.name()).ifPresent(now -> noLongerRead.removeAll(now.dependencyNames()));
+    } catch (RuntimeException e) {
+      LOG.warn("Replaced {}, but cannot load it back to tell which views it stopped reading", before, e);
+      return;
+    }
+    if (!noLongerRead.isEmpty()) {
+      MaterializedViewDrop.closeFeedsNoLongerRead(catalog, before.name().catalogName(), java.util.List.of(before));
+    }
   }
 
   /**

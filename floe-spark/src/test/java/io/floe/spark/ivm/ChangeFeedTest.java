@@ -258,6 +258,19 @@ class ChangeFeedTest {
   }
 
   @Test
+  void aReplacementThatStopsReadingAnMvClosesItsFeed() {
+    Table silver = storage("silver");
+    spark.sql("CREATE OR REPLACE MATERIALIZED VIEW gold AS " + GOLD + " HAVING count(*) > 0");
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("the new gold still reads silver").isTrue();
+
+    spark.sql("CREATE OR REPLACE MATERIALIZED VIEW gold AS " + GOLD_DIRECT);
+    silver.refresh();
+    assertThat(ChangeFeed.isOpen(silver)).as("nothing reads silver now").isFalse();
+    assertMatches("gold", GOLD_DIRECT);
+  }
+
+  @Test
   void aSourceMvWithNoDataYetIsOpenedOnceItHasSome() {
     spark.sql("CREATE MATERIALIZED VIEW deferred AS " + SILVER + " WITH NO DATA");
     spark.sql("CREATE MATERIALIZED VIEW over_deferred AS SELECT city, count(*) AS trips FROM deferred GROUP BY city");
