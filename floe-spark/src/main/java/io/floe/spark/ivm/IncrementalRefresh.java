@@ -1592,7 +1592,7 @@ public final class IncrementalRefresh {
   public static List<String> openFeeds(List<Source> sources) {
     List<String> warnings = new ArrayList<>();
     for (Source source : sources) {
-      if (source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false)) {
+      if (keepsFeed(source)) {
         try {
           ChangeFeed.open(source.table());
         } catch (RuntimeException e) {
@@ -1607,7 +1607,12 @@ public final class IncrementalRefresh {
 
   /** Whether the source is an MV whose refreshes record a change feed, and a recorded snapshot to read it from. */
   private static boolean recordsFeed(Source source, Long from) {
-    return from != null && source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false);
+    return from != null && keepsFeed(source);
+  }
+
+  /** Whether the source is an MV with {@link StorageLayout#ROWS} storage: one with a change feed for its readers. */
+  private static boolean keepsFeed(Source source) {
+    return source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false);
   }
 
   private long commitMerge(
