@@ -33,29 +33,29 @@ final class MaterializedViewDrop {
    */
   static void dropAll(MaterializedViewCatalog catalog, String catalogName, List<MaterializedView> views) {
     views.forEach(view -> drop(catalog, view));
-    closeFeedsNoLongerRead(catalog, catalogName, views);
+    Set<String> read = new HashSet<>();
+    views.forEach(view -> read.addAll(view.dependencyNames()));
+    closeFeedsNoLongerRead(catalog, catalogName, read);
   }
 
   /**
-   * Closes the change feed of each MV that the {@code former} views (dropped, or replaced by a
-   * definition that may read other views) read and that no MV of the catalogs reads now, as {@link
-   * #dropAll} describes.
+   * Closes the change feed of each MV named in {@code formerlyRead} (read by views dropped, or by the
+   * old definition of a replaced one) that no MV of the catalogs reads now, as {@link #dropAll}
+   * describes. Lists the catalogs only when there is a name to look at.
    */
-  static void closeFeedsNoLongerRead(MaterializedViewCatalog catalog, String catalogName, List<MaterializedView> former) {
-    Set<String> read = new HashSet<>();
-    former.forEach(view -> read.addAll(view.dependencyNames()));
-    if (read.isEmpty()) {
+  static void closeFeedsNoLongerRead(MaterializedViewCatalog catalog, String catalogName, Set<String> formerlyRead) {
+    if (formerlyRead.isEmpty()) {
       return;
     }
     Map<String, MaterializedView> left;
     try {
       left = catalog.byNameWithOtherCatalogs(catalogName, false);
     } catch (RuntimeException e) {
-      LOG.warn("Cannot list the materialized views left after dropping or replacing {}; the change feeds of the views"
-          + " they read stay open", former, e);
+      LOG.warn("Cannot list the materialized views left after a drop or replacement; the change feeds of {} stay open",
+          formerlyRead, e);
       return;
     }
-    for (String name : read) {
+    for (String name : formerlyRead) {
       MaterializedView source = left.get(name);
       if (source == null || left.values().stream().anyMatch(reader -> reader.dependencyNames().contains(name))) {
         continue;

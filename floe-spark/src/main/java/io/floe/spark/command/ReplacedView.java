@@ -94,8 +94,8 @@ public final class ReplacedView {
             LOG.warn("Replaced {}, but cannot drop its old storage table {}; drop it by hand", before, name, e);
           }
         });
-    // Only a replacement that stops reading something can leave a feed without readers: the
-    // common one, an unchanged or widened definition, lists no catalog.
+    // Only what the new definition stopped reading can be left without readers: the common
+    // replacement, an unchanged or widened definition, stops reading nothing and lists no catalog.
     java.util.Set<String> noLongerRead = new java.util.HashSet<>(before.dependencyNames());
     try {
       catalog.load(before.name()).ifPresent(now -> noLongerRead.removeAll(now.dependencyNames()));
@@ -103,9 +103,7 @@ public final class ReplacedView {
       LOG.warn("Replaced {}, but cannot load it back to tell which views it stopped reading", before, e);
       return;
     }
-    if (!noLongerRead.isEmpty()) {
-      MaterializedViewDrop.closeFeedsNoLongerRead(catalog, before.name().catalogName(), java.util.List.of(before));
-    }
+    MaterializedViewDrop.closeFeedsNoLongerRead(catalog, before.name().catalogName(), noLongerRead);
   }
 
   /**
