@@ -30,7 +30,7 @@ import org.apache.spark.sql.types.MapType;
  * <p>Values are compared by their Spark internal form, which is exact only for key types with
  * proper equality ({@link #merges}); maps of other key types are merged with {@code map_zip_with}.
  */
-public final class ValueCountMerge extends Expression implements CodegenFallback, java.io.Serializable {
+public final class ValueCountMerge extends io.floe.spark.FieldsExpression implements CodegenFallback, java.io.Serializable {
   private static final long serialVersionUID = 1L;
 
   private final Expression stored;
@@ -140,31 +140,7 @@ public final class ValueCountMerge extends Expression implements CodegenFallback
   }
 
   @Override
-  public int productArity() {
-    return 2;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> stored;
-      case 1 -> change;
-      default -> throw new IndexOutOfBoundsException(n);
-    };
-  }
-
-  @Override
-  public boolean canEqual(Object other) {
-    return other instanceof ValueCountMerge;
-  }
-
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof ValueCountMerge merge && stored.equals(merge.stored) && change.equals(merge.change);
-  }
-
-  @Override
-  public int hashCode() {
-    return java.util.Objects.hash(ValueCountMerge.class, stored, change);
+  protected java.util.List<Object> fields() {
+    return java.util.List.of(stored, change);
   }
 }
