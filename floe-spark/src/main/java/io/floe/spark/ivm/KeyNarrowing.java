@@ -24,6 +24,7 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
+import io.floe.spark.IntegralIn;
 import org.apache.spark.sql.catalyst.expressions.InSet;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
@@ -366,10 +367,24 @@ public final class KeyNarrowing {
               new GreaterThanOrEqual(column, new Literal(values.min(), type)),
               new LessThanOrEqual(column, new Literal(values.max(), type)));
       if (values.listed().isPresent()) {
-        in = new And(new InSet(column, io.floe.spark.Scala.set(values.listed().get())), in);
+        in = new And(listed(column, type, values.listed().get()), in);
       }
     }
     return values.withNull() ? new Or(in, new IsNull(column)) : in;
+  }
+
+  /**
+   * The test that {@code column} holds one of {@code values}: Catalyst's {@code InSet}, which a scan
+   * pushes down (a Parquet dictionary can skip row groups by it), after the cheaper {@link
+   * IntegralIn} for more integral values than Iceberg prunes files by. Spark keeps a test it cannot
+   * push down before those it can, so a stored row the change does not touch is turned down by the
+   * cheaper one.
+   */
+  private static Expression listed(Expression column, DataType type, Set<Object> values) {
+    Expression in = new InSet(column, io.floe.spark.Scala.set(values));
+    return IntegralIn.tests(type) && values.size() > IntegralIn.PRUNING_LIMIT
+        ? new And(IntegralIn.of(column, values), in)
+        : in;
   }
 
   /**

@@ -5,7 +5,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.InSet;
+import io.floe.spark.IntegralIn;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
 import scala.runtime.AbstractPartialFunction;
@@ -18,8 +18,9 @@ import scala.runtime.AbstractPartialFunction;
  * join. They are not written into the statement's text: a list of thousands of literals costs
  * Spark about half a second to parse and analyze (two seconds the first time), which a small
  * refresh of a large view would spend on every run. The text holds a call of {@value #LISTED_KEYS}
- * on the key column instead, and the parsed statement gets the keys as one set ({@link InSet}),
- * the expression Spark's optimizer would have turned the literal list into.
+ * on the key column instead, and the parsed statement gets the keys as one set, tested by {@link
+ * IntegralIn}: the keys are hashes, by which no storage file is pruned, and Catalyst's own set test
+ * costs about as much per stored row as reading the key.
  */
 record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
   /** The placeholder function whose call the listed keys replace. */
@@ -62,7 +63,6 @@ record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
     if (listedKeys.isEmpty()) {
       return plan;
     }
-    scala.collection.immutable.Set<Object> keys = io.floe.spark.Scala.set(Set.<Object>copyOf(listedKeys.get()));
     return plan.transformAllExpressions(
         new AbstractPartialFunction<Expression, Expression>() {
           @Override
@@ -75,7 +75,7 @@ record StorageMerge(String sql, Optional<Set<Long>> listedKeys) {
 
           @Override
           public Expression apply(Expression e) {
-            return new InSet(((UnresolvedFunction) e).arguments().head(), keys);
+            return IntegralIn.of(((UnresolvedFunction) e).arguments().head(), listedKeys.get());
           }
         });
   }
