@@ -26,8 +26,9 @@ import org.apache.spark.sql.types.LongType;
  * array read; the rest are looked up exactly in the sorted values. The result is the same as
  * {@code InSet}'s with the same values: NULL for a NULL {@code x}, which no listed value is.
  *
- * <p>Spark cannot push this test into a scan; the listed values are more than an Iceberg scan
- * prunes files by anyway (see {@link #PRUNING_LIMIT}).
+ * <p>Spark cannot push this test into a scan. Where that costs pruning, keep an {@code InSet} beside
+ * it for the scan (see {@link #PRUNING_LIMIT}); row keys that are hashes and row positions prune
+ * nothing either way.
  */
 public final class IntegralIn extends FieldsExpression implements java.io.Serializable {
   private static final long serialVersionUID = 1L;
@@ -40,11 +41,13 @@ public final class IntegralIn extends FieldsExpression implements java.io.Serial
 
   private final Expression child;
   private final Values values;
+  private final scala.collection.immutable.Seq<Expression> children;
 
   /** Public for Catalyst, which copies a node by calling its constructor with its fields; see {@link #of}. */
   public IntegralIn(Expression child, Values values) {
     this.child = child;
     this.values = values;
+    this.children = Scala.seq(child);
   }
 
   /**
@@ -123,7 +126,7 @@ public final class IntegralIn extends FieldsExpression implements java.io.Serial
 
   @Override
   public scala.collection.immutable.Seq<Expression> children() {
-    return Scala.seq(child);
+    return children;
   }
 
   @Override
