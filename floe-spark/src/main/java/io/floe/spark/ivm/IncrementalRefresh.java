@@ -217,14 +217,6 @@ public final class IncrementalRefresh {
         Terms terms =
             terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
         List<String> keys = groupKeys(mv, shape);
-        // A definition that recomputes its touched groups builds their maps from the sources.
-        Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
-        if (!shape.recomputesGroups()) {
-          for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-            distinct.put(
-                column, terms(mv, column.valueCounts(), DistinctState.countColumns(keys), sources, oldSources, moved, changed));
-          }
-        }
         Dataset<Row> affected =
             terms.inserted().select(StorageLayout.columns(keys)).union(terms.deleted().select(StorageLayout.columns(keys))).distinct().localCheckpoint(true);
         Optional<String> tooCostly =
@@ -232,6 +224,15 @@ public final class IncrementalRefresh {
                 .or(() -> rewritesLargeDistinctState(mv, shape, readSnapshot, pinned, affected, keys));
         if (tooCostly.isPresent()) {
           return new Fallback(tooCostly.get());
+        }
+        // Built once the checks above kept the refresh incremental: a definition that recomputes
+        // its touched groups builds their maps from the sources.
+        Map<DefinitionShape.DistinctColumn, Terms> distinct = new LinkedHashMap<>();
+        if (!shape.recomputesGroups()) {
+          for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
+            distinct.put(
+                column, terms(mv, column.valueCounts(), DistinctState.countColumns(keys), sources, oldSources, moved, changed));
+          }
         }
         Dataset<Row> rows =
             groupChange(mv, shape, readSnapshot, pinned, terms, distinct, keys, affected, rowsRead);
