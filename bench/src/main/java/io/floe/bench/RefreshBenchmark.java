@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -37,8 +39,8 @@ import org.apache.spark.sql.types.StructField;
  * generated ride-sharing Bronze table of 1M and 10M rows, after 0.1% mixed deltas (inserts,
  * updates, deletes). Not a test: run it with {@code bench/run-refresh-benchmark}.
  *
- * <p>Per base size: generate Bronze, create the MVs (their first, full refresh), warm up with one
- * small delta and incremental refresh, then {@code reps} times (fresh 0.1% delta, incremental
+ * <p>First, once, an unmeasured warm-up on a small Bronze ({@link #warmUp}). Per base size: generate
+ * Bronze, create the MVs (their first, full refresh), then {@code reps} times (fresh 0.1% delta, incremental
  * Silver, incremental Gold), check both MVs against their definitions, then {@code reps} times a
  * FULL refresh of Silver and Gold at that same source state. Then an append-only delta (with a
  * MIN/MAX MV over Silver) and a delta of recent corrections (updates and deletes among the newest
@@ -74,7 +76,7 @@ public final class RefreshBenchmark {
   // ---------------------------------------------------------------------------------------------
   // Options and main
 
-  private record Options(List<Long> sizes, List<Integer> repsList, Path resultsDir) {
+  private record Options(List<Long> sizes, List<Integer> repsList, Path resultsDir, int warmupCycles) {
     /** Repetitions at the i-th size: one --reps value for all, or one per size. */
     int reps(int i) {
       return repsList.get(Math.min(i, repsList.size() - 1));
@@ -84,6 +86,7 @@ public final class RefreshBenchmark {
       List<Long> sizes = List.of(1_000_000L, 10_000_000L);
       List<Integer> reps = List.of(3);
       Path results = Paths.get("bench", "results");
+      int warmup = DEFAULT_WARMUP_CYCLES;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         String value = null;
@@ -99,8 +102,10 @@ public final class RefreshBenchmark {
           }
           case "--reps" -> reps = Arrays.stream((value != null ? value : args[++i]).split(",")).map(String::trim).map(Integer::parseInt).toList();
           case "--results-dir" -> results = Paths.get(value != null ? value : args[++i]);
+          case "--warmup-cycles" -> warmup = Integer.parseInt(value != null ? value : args[++i]);
           case "-h", "--help" -> {
-            System.out.println("usage: RefreshBenchmark [--sizes 1000000,10000000] [--reps 3 | --reps 3,1 (per size)] [--results-dir bench/results]");
+            System.out.println("usage: RefreshBenchmark [--sizes 1000000,10000000] [--reps 3 | --reps 3,1 (per size)] [--warmup-cycles "
+                    + DEFAULT_WARMUP_CYCLES + "] [--results-dir bench/results]");
             System.exit(0);
           }
           default -> throw new IllegalArgumentException("Unknown option: " + args[i]);
@@ -109,7 +114,10 @@ public final class RefreshBenchmark {
       if (sizes.isEmpty() || reps.isEmpty() || reps.stream().anyMatch(r -> r < 1)) {
         throw new IllegalArgumentException("Need at least one size and one repetition");
       }
-      return new Options(sizes, reps, results);
+      if (warmup < 1) {
+        throw new IllegalArgumentException("--warmup-cycles must be at least 1, not " + warmup);
+      }
+      return new Options(sizes, reps, results, warmup);
     }
   }
 
@@ -149,7 +157,7 @@ public final class RefreshBenchmark {
   /** One measured refresh. */
   private record Measurement(
       String mv, String mode, int rep, double seconds, String refreshType, long rowsRead, long rowsWritten,
-      long rowsRemoved, String reason, StageTimes.Breakdown breakdown) {}
+      long rowsRemoved, String reason, StageTimes.Breakdown breakdown, double jitSeconds) {}
 
   /** One applied delta. */
   private record Delta(int round, long inserted, long updated, long deleted, double seconds) {}
@@ -226,8 +234,18 @@ public final class RefreshBenchmark {
   }
 
   /**
+   * Incremental cycles of the warm-up. The JVM compiles the code a refresh runs over many refreshes,
+   * not one: measured over a 10M-row Bronze, the JIT compilers spent 4 to 5 s of CPU during each of
+   * the second to fifth incremental Silver refreshes of a JVM, on two cores, and still about 1 s by
+   * the twelfth, while that refresh's wall time fell from 6.0 s to 2.9-3.1 s.
+   */
+  static final int DEFAULT_WARMUP_CYCLES = 12;
+
+  /**
    * Warm-up, unmeasured, so that JIT compilation, Spark's code generation and start-up do not count:
-   * a 20,000-row Bronze with both MVs, one 0.1% delta, one incremental and one full cycle.
+   * a 20,000-row Bronze with both MVs, {@code --warmup-cycles} cycles of a 0.1% delta and both
+   * incremental refreshes, then one full cycle. Each measured refresh reports the JIT compilers'
+   * time during it, which shows how far the warm-up went.
    */
   private void warmUp() {
     long n = 20_000;
@@ -241,9 +259,12 @@ public final class RefreshBenchmark {
     append(db + ".trips_bronze", trips(spark, 0, n, 42, 2));
     spark.sql(silverSql(db));
     spark.sql(goldSql(db));
-    applyDelta(db + ".trips_bronze", n, 0, 0.001, new long[] {n});
-    refresh(db + ".mv_trips_silver", "silver", "warm-up", 0, false);
-    refresh(db + ".mv_city_daily_metrics", "gold", "warm-up", 0, false);
+    long[] nextId = {n};
+    for (int cycle = 1; cycle <= options.warmupCycles(); cycle++) {
+      applyDelta(db + ".trips_bronze", n, cycle, 0.001, nextId);
+      refresh(db + ".mv_trips_silver", "silver", "warm-up", cycle, false);
+      refresh(db + ".mv_city_daily_metrics", "gold", "warm-up", cycle, false);
+    }
     refresh(db + ".mv_trips_silver", "silver", "warm-up", 0, true);
     refresh(db + ".mv_city_daily_metrics", "gold", "warm-up", 0, true);
   }
@@ -375,18 +396,31 @@ public final class RefreshBenchmark {
 
   private Measurement refresh(String mv, String label, String mode, int rep, boolean full) {
     stages.start();
+    long jit = jitMillis();
     long t = System.nanoTime();
     Row row = spark.sql("REFRESH MATERIALIZED VIEW " + mv + (full ? " FULL" : "")).collectAsList().get(0);
     double s = seconds(t);
+    double jitSeconds = jit < 0 ? Double.NaN : (jitMillis() - jit) / 1e3;
     StageTimes.Breakdown breakdown = stages.stop(s);
     Measurement m =
         new Measurement(
             label, mode, rep, s, row.getAs("refresh_type"), row.<Long>getAs("rows_read"), row.<Long>getAs("rows_written"),
-            row.<Long>getAs("rows_removed"), row.getAs("reason"), breakdown);
+            row.<Long>getAs("rows_removed"), row.getAs("reason"), breakdown, jitSeconds);
     progress(String.format(
-        Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d (%s)",
-        label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.reason()));
+        Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d jit=%.2f s (%s)",
+        label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), jitSeconds, m.reason()));
     return m;
+  }
+
+  /**
+   * The JIT compilers' total time so far in this JVM, in milliseconds (all compiler threads), or -1
+   * when the JVM does not measure it.
+   */
+  private static long jitMillis() {
+    CompilationMXBean compilation = ManagementFactory.getCompilationMXBean();
+    return compilation != null && compilation.isCompilationTimeMonitoringSupported()
+        ? compilation.getTotalCompilationTime()
+        : -1;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -703,17 +737,19 @@ public final class RefreshBenchmark {
     r.append("             COUNT(*), COUNT(DISTINCT driver_id), COUNT(DISTINCT rider_id), 3 SUMs) over Silver.\n");
     r.append("  Delta (each repetition, fresh): 0.1% of N = inserts 0.05% + UPDATE tip/total 0.03% + DELETE 0.02%,\n");
     r.append("  updated/deleted rows picked by a hash of trip_id (spread over the table). Warm-up (once, before the first\n");
-    r.append("  size): a 20,000-row Bronze with both MVs, one 0.1% delta, one incremental and one full cycle.\n");
+    r.append("  size): a 20,000-row Bronze with both MVs, " + options.warmupCycles() + " cycles of a 0.1% delta and both incremental refreshes,\n");
+    r.append("  then one full cycle.\n");
     r.append("  Incremental: R x (delta; REFRESH silver; REFRESH gold).\n");
     r.append("  Then the check, then full: R x (REFRESH silver FULL; REFRESH gold FULL) at that same source state.\n");
     r.append("  R per size: ")
         .append(IntStream.range(0, options.sizes().size()).mapToObj(i -> String.format(Locale.ROOT, "%,d rows: %d", options.sizes().get(i), options.reps(i))).collect(Collectors.joining(", ")))
         .append("\n");
-    r.append("  Times are wall-clock seconds of the REFRESH statement.\n\n");
+    r.append("  Times are wall-clock seconds of the REFRESH statement; jit is the CPU time the JVM's JIT compilers\n");
+    r.append("  spent during it (all compiler threads; on two cores, time the refresh's own threads could not run).\n\n");
 
     r.append("Results (seconds; median and min of the R runs of each size)\n");
-    String header = String.format(Locale.ROOT, "  %-11s %-7s %-12s %8s %8s  %-26s %-12s %11s %9s %9s%n",
-        "base rows", "MV", "refresh", "median", "min", "runs", "refresh_type", "rows_read", "written", "removed");
+    String header = String.format(Locale.ROOT, "  %-11s %-7s %-12s %8s %8s  %-26s %-12s %11s %9s %9s  %s%n",
+        "base rows", "MV", "refresh", "median", "min", "runs", "refresh_type", "rows_read", "written", "removed", "jit of the runs");
     r.append(header);
     r.append("  ").append("-".repeat(header.length() - 3)).append('\n');
     for (SizeResult s : results) {
@@ -727,9 +763,10 @@ public final class RefreshBenchmark {
           String runs = ms.stream().map(m -> String.format(Locale.ROOT, "%.2f", m.seconds())).collect(Collectors.joining(" "));
           String types = ms.stream().map(Measurement::refreshType).distinct().collect(Collectors.joining("/"));
           Measurement last = ms.get(ms.size() - 1);
-          r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.2f %8.2f  %-26s %-12s %11d %9d %9d%n",
+          String jit = ms.stream().map(m -> String.format(Locale.ROOT, "%.2f", m.jitSeconds())).collect(Collectors.joining(" "));
+          r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.2f %8.2f  %-26s %-12s %11d %9d %9d  %s%n",
               String.format(Locale.ROOT, "%,d", s.size()), mv, mode, s.median(mv, mode), s.min(mv, mode), runs, types,
-              last.rowsRead(), last.rowsWritten(), last.rowsRemoved()));
+              last.rowsRead(), last.rowsWritten(), last.rowsRemoved(), jit));
         }
         r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.1fx (full median / incremental median)%n",
             "", mv, "speed-up", s.median(mv, "full") / s.median(mv, "incremental")));
@@ -795,8 +832,8 @@ public final class RefreshBenchmark {
             d.round(), d.inserted(), d.updated(), d.deleted(), d.seconds()));
       }
       for (Measurement m : s.measurements()) {
-        r.append(String.format(Locale.ROOT, "    %-6s %-11s #%d %8.2f s  %-11s read=%d written=%d removed=%d  [%s]%n",
-            m.mv(), m.mode(), m.rep(), m.seconds(), m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.reason()));
+        r.append(String.format(Locale.ROOT, "    %-6s %-11s #%d %8.2f s  %-11s read=%d written=%d removed=%d jit=%.2f s  [%s]%n",
+            m.mv(), m.mode(), m.rep(), m.seconds(), m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.jitSeconds(), m.reason()));
       }
       r.append("    correctness after the incremental refreshes:\n");
       s.checks().forEach((mv, verdict) -> r.append("      ").append(mv).append(": ").append(verdict).append('\n'));
