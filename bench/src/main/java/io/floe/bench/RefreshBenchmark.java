@@ -745,7 +745,7 @@ public final class RefreshBenchmark {
         .append(IntStream.range(0, options.sizes().size()).mapToObj(i -> String.format(Locale.ROOT, "%,d rows: %d", options.sizes().get(i), options.reps(i))).collect(Collectors.joining(", ")))
         .append("\n");
     r.append("  Times are wall-clock seconds of the REFRESH statement; jit is the CPU time the JVM's JIT compilers\n");
-    r.append("  spent during it (all compiler threads; on two cores, time the refresh's own threads could not run).\n\n");
+    r.append("  spent during it (all compiler threads; on a machine of few cores, CPU the refresh's own threads lost).\n\n");
 
     r.append("Results (seconds; median and min of the R runs of each size)\n");
     String header = String.format(Locale.ROOT, "  %-11s %-7s %-12s %8s %8s  %-26s %-12s %11s %9s %9s  %s%n",
