@@ -2,12 +2,12 @@ package io.floe.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -235,9 +235,9 @@ public final class RefreshBenchmark {
 
   /**
    * Incremental cycles of the warm-up. The JVM compiles the code a refresh runs over many refreshes,
-   * not one: measured over a 10M-row Bronze, the JIT compilers spent 4 to 5 s of CPU during each of
-   * the second to fifth incremental Silver refreshes of a JVM, on two cores, and still about 1 s by
-   * the twelfth, while that refresh's wall time fell from 6.0 s to 2.9-3.1 s.
+   * not one: measured over a 10M-row Bronze, the JIT compilers spent 6.8, 4.8, 3.7 and 3.9 s of CPU
+   * during the second to fifth incremental Silver refreshes of a JVM, on two cores, and still about
+   * 1 s by the twelfth, while that refresh's wall time fell from 6.0 s to 2.9-3.1 s.
    */
   static final int DEFAULT_WARMUP_CYCLES = 12;
 
@@ -410,6 +410,11 @@ public final class RefreshBenchmark {
         Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d jit=%.2f s (%s)",
         label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), jitSeconds, m.reason()));
     return m;
+  }
+
+  /** One figure of each run, in seconds to two decimals, space-separated. */
+  private static String figures(List<Measurement> runs, java.util.function.ToDoubleFunction<Measurement> figure) {
+    return runs.stream().map(m -> String.format(Locale.ROOT, "%.2f", figure.applyAsDouble(m))).collect(Collectors.joining(" "));
   }
 
   /**
@@ -760,10 +765,10 @@ public final class RefreshBenchmark {
             r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s   not measured%n", String.format(Locale.ROOT, "%,d", s.size()), mv, mode));
             continue;
           }
-          String runs = ms.stream().map(m -> String.format(Locale.ROOT, "%.2f", m.seconds())).collect(Collectors.joining(" "));
+          String runs = figures(ms, Measurement::seconds);
           String types = ms.stream().map(Measurement::refreshType).distinct().collect(Collectors.joining("/"));
           Measurement last = ms.get(ms.size() - 1);
-          String jit = ms.stream().map(m -> String.format(Locale.ROOT, "%.2f", m.jitSeconds())).collect(Collectors.joining(" "));
+          String jit = figures(ms, Measurement::jitSeconds);
           r.append(String.format(Locale.ROOT, "  %-11s %-7s %-12s %8.2f %8.2f  %-26s %-12s %11d %9d %9d  %s%n",
               String.format(Locale.ROOT, "%,d", s.size()), mv, mode, s.median(mv, mode), s.min(mv, mode), runs, types,
               last.rowsRead(), last.rowsWritten(), last.rowsRemoved(), jit));
