@@ -56,18 +56,21 @@ public final class ChangeCapture {
   private final String limitReason;
   private final boolean acrossSchemas;
   private final Optional<Set<String>> columns;
+  private final boolean byLineage;
 
   public ChangeCapture(SparkSession spark) {
-    this(spark, Long.MAX_VALUE, "", false, Optional.empty());
+    this(spark, Long.MAX_VALUE, "", false, Optional.empty(), false);
   }
 
   private ChangeCapture(
-      SparkSession spark, long scanLimit, String limitReason, boolean acrossSchemas, Optional<Set<String>> columns) {
+      SparkSession spark, long scanLimit, String limitReason, boolean acrossSchemas, Optional<Set<String>> columns,
+      boolean byLineage) {
     this.spark = spark;
     this.scanLimit = scanLimit;
     this.limitReason = limitReason;
     this.acrossSchemas = acrossSchemas;
     this.columns = columns;
+    this.byLineage = byLineage;
   }
 
   /**
@@ -76,7 +79,7 @@ public final class ChangeCapture {
    * field, of the same type, in each schema involved; otherwise such a range is unsupported.
    */
   public ChangeCapture acrossSchemaChanges() {
-    return new ChangeCapture(spark, scanLimit, limitReason, true, columns);
+    return new ChangeCapture(spark, scanLimit, limitReason, true, columns, byLineage);
   }
 
   /**
@@ -89,8 +92,28 @@ public final class ChangeCapture {
   public ChangeCapture reading(Set<String> columns) {
     Set<String> lower = new java.util.HashSet<>();
     columns.forEach(c -> lower.add(c.toLowerCase(java.util.Locale.ROOT)));
-    return new ChangeCapture(spark, scanLimit, limitReason, acrossSchemas, Optional.of(Set.copyOf(lower)));
+    return new ChangeCapture(spark, scanLimit, limitReason, acrossSchemas, Optional.of(Set.copyOf(lower)), byLineage);
   }
+
+  /**
+   * A capture of a table of format 3 or later that identifies each row version by its row lineage:
+   * the Z-set gains the columns {@value #ROW_ID} and {@value #ROW_SEQUENCE} (the row's id and the
+   * sequence number of the commit that last wrote it), and a version that disappeared (weight −1)
+   * is read for those two columns alone, its other columns NULL. The older side of a change then
+   * decodes two columns where it would decode every column read: for deletes spread over a large
+   * table, most of a capture's time. A version cannot be live twice, so versions that a rewrite
+   * kept, or that were added and removed within the range, still cancel out. A change that
+   * touches rows without row ids (written before the table's upgrade to format 3) is unsupported.
+   */
+  public ChangeCapture byRowLineage() {
+    return new ChangeCapture(spark, scanLimit, limitReason, acrossSchemas, columns, true);
+  }
+
+  /** The row id column of a capture {@link #byRowLineage}. */
+  public static final String ROW_ID = "_row_id";
+
+  /** The column of a capture {@link #byRowLineage} holding the sequence number that last wrote the row. */
+  public static final String ROW_SEQUENCE = "_last_updated_sequence_number";
 
   /**
    * A capture that gives up, as {@link CapturedChange.Unsupported}, before reading data files
@@ -105,7 +128,7 @@ public final class ChangeCapture {
    * format whose {@code %d} is the limit, such as {@code "more than the view stores (%d)"}.
    */
   public ChangeCapture limitScanTo(long rows, String description) {
-    return new ChangeCapture(spark, rows, description, acrossSchemas, columns);
+    return new ChangeCapture(spark, rows, description, acrossSchemas, columns, byLineage);
   }
 
   /**
@@ -202,6 +225,12 @@ public final class ChangeCapture {
             ? ChangeKind.APPEND_ONLY
             : ChangeKind.ROW_LEVEL;
     Dataset<Row> zset = consolidatedRead(table, schema, sparkSchema, readSchema, reads);
+    if (byLineage) {
+      Optional<String> untraced = untracedVersions(zset, sparkName);
+      if (untraced.isPresent()) {
+        return new CapturedChange.Unsupported(untraced.get());
+      }
+    }
     if (kind == ChangeKind.ROW_LEVEL && zset.isEmpty()) {
       // The rows read cancelled out: updates that changed no column read.
       kind = ChangeKind.NONE;
@@ -280,18 +309,24 @@ public final class ChangeCapture {
   private Dataset<Row> consolidatedRead(
       Table table, Schema schema, StructType sparkSchema, StructType readSchema, List<Read> reads) {
     List<Column> columns = new ArrayList<>();
+    // What the older side reads: every column read, or for a capture by row lineage only the
+    // lineage columns, the others NULL.
+    List<Column> older = new ArrayList<>();
     for (StructField field : readSchema.fields()) {
-      columns.add(functions.col(quoted(field.name())));
+      Column column = functions.col(quoted(field.name()));
+      columns.add(column);
+      older.add(!byLineage || isLineage(field.name()) ? column : functions.lit(null).cast(field.dataType()).as(field.name()));
     }
+    StructType positionedSchema = byLineage ? withLineage(sparkSchema) : sparkSchema;
     List<StagedScan> scans = new ArrayList<>();
     RuntimeException failure = null;
     try {
       List<Dataset<Row>> weighted = new ArrayList<>();
       for (Read read : reads) {
         if (!read.whole().atFrom().isEmpty()) {
-          StagedScan older = StagedScan.stage(spark, table, schema, read.whole().atFrom());
-          scans.add(older);
-          weighted.add(older.rows(columns).withColumn(WEIGHT, functions.lit(-1L)));
+          StagedScan scan = StagedScan.stage(spark, table, schema, read.whole().atFrom());
+          scans.add(scan);
+          weighted.add(scan.rows(older).withColumn(WEIGHT, functions.lit(-1L)));
         }
         if (!read.whole().atTo().isEmpty()) {
           StagedScan newer = StagedScan.stage(spark, table, schema, read.whole().atTo());
@@ -301,17 +336,14 @@ public final class ChangeCapture {
         if (!read.byPosition().files().isEmpty()) {
           StagedScan positioned = StagedScan.stage(spark, table, schema, read.byPosition().files());
           scans.add(positioned);
-          weighted.add(read.byPosition().deletedRows(spark, positioned, sparkSchema, columns, WEIGHT));
+          weighted.add(read.byPosition().deletedRows(spark, positioned, positionedSchema, older, WEIGHT));
         }
       }
       Dataset<Row> all = weighted.get(0);
       for (int i = 1; i < weighted.size(); i++) {
         all = all.union(weighted.get(i));
       }
-      Dataset<Row> consolidated =
-          all.groupBy(columns.toArray(Column[]::new))
-              .agg(functions.sum(WEIGHT).as(WEIGHT))
-              .where(functions.col(WEIGHT).notEqual(0L));
+      Dataset<Row> consolidated = byLineage ? byVersion(all, readSchema) : byValue(all, columns);
       // Eager: the staged scans are planned and read now, so they can be released below, and the
       // caller can read the Z-set as often as it needs without reading the table again.
       return consolidated.localCheckpoint(true);
@@ -321,6 +353,65 @@ public final class ChangeCapture {
     } finally {
       release(scans, failure);
     }
+  }
+
+  /**
+   * Why a Z-set captured by row lineage does not identify its rows: a changed row without a row id
+   * (written before the table's upgrade to format 3), or a version counted more than once, which a
+   * table whose writers keep row lineage never holds.
+   */
+  private static Optional<String> untracedVersions(Dataset<Row> zset, String sparkName) {
+    Row counts =
+        zset.agg(
+                functions.count(functions.when(functions.col(ROW_ID).isNull(), 1)),
+                functions.count(functions.when(functions.abs(functions.col(WEIGHT)).gt(1L), 1)))
+            .head();
+    if (counts.getLong(0) > 0) {
+      return Optional.of(
+          counts.getLong(0) + " changed row(s) of " + sparkName + " have no row id (written before the table's upgrade"
+              + " to format version 3), so they cannot be matched by row lineage");
+    }
+    if (counts.getLong(1) > 0) {
+      return Optional.of(
+          counts.getLong(1) + " row version(s) of " + sparkName + " are live more than once, so rows cannot be matched"
+              + " by row lineage");
+    }
+    return Optional.empty();
+  }
+
+  /** The weights summed per row of the columns read. */
+  private static Dataset<Row> byValue(Dataset<Row> weighted, List<Column> columns) {
+    return weighted.groupBy(columns.toArray(Column[]::new))
+        .agg(functions.sum(WEIGHT).as(WEIGHT))
+        .where(functions.col(WEIGHT).notEqual(0L));
+  }
+
+  /**
+   * The weights summed per row version (row id and sequence number), each version with the values
+   * its newer side read: the older side holds none.
+   */
+  private static Dataset<Row> byVersion(Dataset<Row> weighted, StructType readSchema) {
+    List<Column> values = new ArrayList<>();
+    List<Column> unpacked = new ArrayList<>();
+    for (StructField field : readSchema.fields()) {
+      if (!isLineage(field.name())) {
+        values.add(functions.col(quoted(field.name())));
+        unpacked.add(functions.col("__floe_values." + quoted(field.name())).as(field.name()));
+      }
+    }
+    // Never empty: a capture reads at least one column of the table.
+    Column newer = functions.when(functions.col(WEIGHT).gt(0L), functions.struct(values.toArray(Column[]::new)));
+    unpacked.add(functions.col(ROW_ID));
+    unpacked.add(functions.col(ROW_SEQUENCE));
+    unpacked.add(functions.col(WEIGHT));
+    return weighted.groupBy(functions.col(ROW_ID), functions.col(ROW_SEQUENCE))
+        .agg(functions.sum(WEIGHT).as(WEIGHT), functions.first(newer, true).as("__floe_values"))
+        .where(functions.col(WEIGHT).notEqual(0L))
+        .select(unpacked.toArray(Column[]::new));
+  }
+
+  private static boolean isLineage(String column) {
+    return column.equals(ROW_ID) || column.equals(ROW_SEQUENCE);
   }
 
   /**
@@ -349,6 +440,15 @@ public final class ChangeCapture {
 
   /** The columns of {@code sparkSchema} this capture reads, in the table's order. */
   private StructType readSchema(StructType sparkSchema) {
+    StructType data = dataSchema(sparkSchema);
+    return byLineage ? withLineage(data) : data;
+  }
+
+  private static StructType withLineage(StructType schema) {
+    return schema.add(ROW_ID, DataTypes.LongType, true).add(ROW_SEQUENCE, DataTypes.LongType, true);
+  }
+
+  private StructType dataSchema(StructType sparkSchema) {
     if (columns.isEmpty()) {
       return sparkSchema;
     }

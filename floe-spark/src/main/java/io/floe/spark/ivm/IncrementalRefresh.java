@@ -45,6 +45,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.spark.CommitMetadata;
 import org.apache.spark.sql.Column;
@@ -115,10 +116,20 @@ public final class IncrementalRefresh {
       RefreshState recorded,
       PinnedDefinition pinned,
       DefinitionShape shape,
+      LogicalPlan analyzed,
       SourceColumns readColumns,
       String stateJson) {
     List<Source> sources = pinned.sources();
     List<Source> oldSources = new ArrayList<>(sources);
+    // Storage rows keyed by their source rows' ids are matched by them (RowLineage).
+    Optional<LogicalPlan> keyed = Optional.empty();
+    if (shape.kind() == DefinitionShape.Kind.LINEAR && RowLineage.keys(storage, readSnapshot)) {
+      keyed = RowLineage.keyedDefinition(shape.augmentedParsed().orElseThrow(), analyzed, sources);
+      if (keyed.isEmpty()) {
+        return new Fallback("the stored rows are keyed by their source rows' ids, which the source no longer gives");
+      }
+    }
+    boolean byLineage = keyed.isPresent();
     Map<String, Long> rowsRead = new LinkedHashMap<>();
     List<Integer> moved = new ArrayList<>();
     List<Dataset<Row>> zsets = new ArrayList<>();
@@ -158,6 +169,7 @@ public final class IncrementalRefresh {
               .orElseGet(() -> {
                 ChangeCapture capture = capture(source, shape, readSnapshot);
                 capture = changeColumns(source, readColumns).map(capture::reading).orElse(capture);
+                capture = byLineage ? capture.byRowLineage() : capture;
                 return (acrossSchemas ? capture.acrossSchemaChanges() : capture)
                     .capture(source.table(), sparkName(source), from, to);
               });
@@ -188,7 +200,7 @@ public final class IncrementalRefresh {
     if (moved.isEmpty()) {
       List<ExpectationResult> none = check.nothingEvaluated();
       String reason = "sources changed without data changes" + (operations.isEmpty() ? "" : " (" + String.join(", ", operations) + ")");
-      long snapshot = commitStateOnly(storage, readSnapshot, stateJson, reason, none);
+      long snapshot = commitStateOnly(storage, readSnapshot, stateJson, reason, none, byLineage);
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       return new Applied(rowsRead, 0, 0, snapshot, reason, none, List.of());
     }
@@ -241,7 +253,25 @@ public final class IncrementalRefresh {
         merge = StorageMerge.of(groupMerge(mv, shape, changes, summary.bounds()));
       } else {
         Dataset<Row> rows;
-        if (shape.kind() == DefinitionShape.Kind.KEYED) {
+        if (keyed.isPresent()) {
+          LineageChange change = lineageChange(mv, keyed.get(), sources, oldSources, zsets.get(0), check, suffix, views);
+          if (change.repeated() > 0) {
+            return new Fallback(change.repeated() + " source row id(s) each give more than one row, so the stored rows"
+                + " cannot be matched by them");
+          }
+          change.rows().createOrReplaceTempView(changes);
+          String reason = changedReason(appendOnly, operations);
+          long snapshot = commitMerge(mv, storage, readSnapshot, lineageMerge(mv, changes, change), Optional.empty(), stateJson, reason,
+              change.expectations(), true);
+          List<String> warnings = new ArrayList<>();
+          change.judged().flatMap(rejected -> check.quarantineCommitted(rejected, System.currentTimeMillis(), false))
+              .ifPresent(warnings::add);
+          Map<String, String> committed = storage.snapshot(snapshot).summary();
+          long removed = summaryCount(committed, SnapshotSummary.ADDED_POS_DELETES_PROP)
+              - summaryCount(committed, SnapshotSummary.REMOVED_POS_DELETES_PROP);
+          return new Applied(rowsRead, summaryCount(committed, SnapshotSummary.ADDED_RECORDS_PROP), removed, snapshot, reason,
+              change.expectations(), warnings);
+        } else if (shape.kind() == DefinitionShape.Kind.KEYED) {
           List<Source> changed = moved.stream().map(sources::get).collect(Collectors.toList());
           KeyedRecompute.Change change =
               new KeyedRecompute(spark).change(mv, shape.keyed().orElseThrow(), readSnapshot, pinned, changed, zsets, rowsRead, check);
@@ -277,7 +307,7 @@ public final class IncrementalRefresh {
         }
       }
       String reason = changedReason(appendOnly, operations);
-      long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, reason, expectations);
+      long snapshot = commitMerge(mv, storage, readSnapshot, merge, feed, stateJson, reason, expectations, false);
       List<String> warnings = new ArrayList<>();
       judged.flatMap(rejected -> check.quarantineCommitted(rejected, System.currentTimeMillis(), false))
           .ifPresent(warnings::add);
@@ -1050,6 +1080,82 @@ public final class IncrementalRefresh {
     return listedKeys.map(keys -> StorageMerge.listing(sql, keys)).orElse(StorageMerge.of(sql));
   }
 
+  // LINEAR keyed by row lineage: each changed source row's view row as of the newer snapshot, or its removal.
+
+  /** The change column saying that the stored row of the row id goes. */
+  private static final String REMOVED = "__floe_removed";
+
+  /**
+   * A change of storage rows keyed by row lineage ({@link RowLineage}).
+   *
+   * @param rows one row per changed source row id: the view row it now gives, or {@value #REMOVED}
+   *     when it gives none (deleted, or filtered out or rejected by a constraint now)
+   * @param ids the row ids, when few enough to list for the MERGE
+   * @param repeated how many row ids gave more than one row (none, unless the source's writers broke its lineage)
+   */
+  private record LineageChange(
+      Dataset<Row> rows, Optional<Set<Long>> ids, long repeated, List<ExpectationResult> expectations,
+      Optional<Dataset<Row>> judged) {}
+
+  private LineageChange lineageChange(
+      MaterializedView mv, LogicalPlan keyed, List<Source> sources, List<Source> oldSources, Dataset<Row> zset,
+      ExpectationCheck check, String suffix, List<String> views) {
+    String newer = "__floe_newer_" + suffix;
+    zset.filter(col(WEIGHT).gt(0)).drop(WEIGHT).createOrReplaceTempView(newer);
+    views.add(newer);
+    List<String> names = new ArrayList<>(mv.rowColumns());
+    names.add(RowLineage.COLUMN);
+    Dataset<Row> upserts = term(mv, keyed, names, sources, oldSources, 0, newer);
+    List<ExpectationResult> expectations = List.of();
+    Optional<Dataset<Row>> judged = Optional.empty();
+    if (!check.isEmpty()) {
+      ExpectationCheck.Judged judgement = check.judgeIncoming(upserts);
+      expectations = judgement.results();
+      upserts = judgement.passing();
+      judged = Optional.of(judgement.judged().drop(RowLineage.COLUMN));
+    }
+    Column id = col(StorageLayout.quote(RowLineage.COLUMN));
+    Dataset<Row> kept =
+        StorageLayout.withRowKey(upserts.withColumn(StorageLayout.COUNT, lit(1L)), mv.rowColumns()).withColumn(REMOVED, lit(false));
+    Dataset<Row> gone =
+        zset.select(col(ChangeCapture.ROW_ID).as(RowLineage.COLUMN)).distinct()
+            .join(upserts.select(id), Scala.seq(RowLineage.COLUMN), "left_anti")
+            .withColumn(REMOVED, lit(true));
+    Dataset<Row> rows = kept.unionByName(gone, true).localCheckpoint(true);
+    List<Row> listed = rows.select(id).limit(MAX_LISTED_KEYS + 1).collectAsList();
+    if (listed.size() <= MAX_LISTED_KEYS) {
+      Set<Long> ids = listed.stream().map(r -> r.getLong(0)).collect(Collectors.toSet());
+      return new LineageChange(rows, Optional.of(ids), listed.size() - ids.size(), expectations, judged);
+    }
+    long repeated = rows.groupBy(id).count().filter(col("count").gt(1L)).count();
+    return new LineageChange(rows, Optional.empty(), repeated, expectations, judged);
+  }
+
+  /** The MERGE of a change keyed by row lineage: a stored row is matched by its source row's id alone. */
+  private static StorageMerge lineageMerge(MaterializedView mv, String changes, LineageChange change) {
+    List<String> columns = new ArrayList<>(mv.rowColumns());
+    columns.addAll(List.of(StorageLayout.COUNT, StorageLayout.KEY, StorageLayout.KEY2));
+    String id = StorageLayout.quote(RowLineage.COLUMN);
+    String removed = StorageLayout.quote(REMOVED);
+    Optional<Set<Long>> listedIds = change.ids().filter(ids -> !ids.isEmpty());
+    String listed = listedIds.map(ids -> " AND " + StorageMerge.listedKeysCondition("t." + id)).orElse("");
+    String values =
+        columns.stream().map(c -> "t." + StorageLayout.quote(c) + " = s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
+    String insertColumns = columns.stream().map(StorageLayout::quote).collect(Collectors.joining(", "));
+    String insertValues = columns.stream().map(c -> "s." + StorageLayout.quote(c)).collect(Collectors.joining(", "));
+    String sql = "MERGE INTO %s t USING " + changes + " s ON t." + id + " = s." + id + listed
+        + " WHEN MATCHED AND s." + removed + " THEN DELETE"
+        + " WHEN MATCHED THEN UPDATE SET " + values
+        + " WHEN NOT MATCHED AND NOT s." + removed + " THEN INSERT (" + insertColumns + ", " + id + ") VALUES ("
+        + insertValues + ", s." + id + ")";
+    return listedIds.map(ids -> StorageMerge.listing(sql, ids)).orElse(StorageMerge.of(sql));
+  }
+
+  private static long summaryCount(Map<String, String> summary, String key) {
+    String value = summary.get(key);
+    return value == null ? 0 : Long.parseLong(value);
+  }
+
   // AGGREGATE: new values of every affected group, or a flag that the group is gone.
 
   private Dataset<Row> groupChange(
@@ -1434,6 +1540,12 @@ public final class IncrementalRefresh {
     return rows;
   }
 
+  /** The rows of {@code plan}, a definition or one derived from it, at the pinned sources, its columns named {@code names}. */
+  public static Dataset<Row> readPinned(
+      SparkSession spark, SourcePinning pinning, MaterializedView mv, PinnedDefinition pinned, LogicalPlan plan, List<String> names) {
+    return read(spark, pinning, mv, pinned, plan, names);
+  }
+
   private static Dataset<Row> read(
       SparkSession spark, SourcePinning pinning, MaterializedView mv, PinnedDefinition pinned, LogicalPlan plan, List<String> names) {
     LogicalPlan read = pinning.readPinned(plan, mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
@@ -1618,8 +1730,9 @@ public final class IncrementalRefresh {
 
   private long commitMerge(
       MaterializedView mv, Table storage, Snapshot readSnapshot, StorageMerge merge, Optional<FeedEntry> feed, String stateJson,
-      String reason, List<ExpectationResult> expectations) {
+      String reason, List<ExpectationResult> expectations, boolean byLineage) {
     Map<String, String> properties = summary(stateJson, reason, expectations);
+    properties.put(RowLineage.SUMMARY_KEY, String.valueOf(byLineage));
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       new io.floe.spark.mv.MaterializedViewCatalog(spark).invalidateSparkCache(mv.storageName());
       if (feed.isPresent()) {
@@ -1672,10 +1785,12 @@ public final class IncrementalRefresh {
 
   /** Records the new source states without changing any row: the sources moved, their data did not. */
   private static long commitStateOnly(
-      Table storage, Snapshot readSnapshot, String stateJson, String reason, List<ExpectationResult> expectations) {
+      Table storage, Snapshot readSnapshot, String stateJson, String reason, List<ExpectationResult> expectations,
+      boolean byLineage) {
     try (BranchCommit commit = new BranchCommit(storage, readSnapshot.snapshotId())) {
       var append = storage.newAppend().toBranch(commit.branch());
       summary(stateJson, reason, expectations).forEach(append::set);
+      append.set(RowLineage.SUMMARY_KEY, String.valueOf(byLineage));
       append.set(ChangeFeed.SNAPSHOT_PROPERTY, ChangeFeed.NONE);
       append.commit();
       return commit.publish();

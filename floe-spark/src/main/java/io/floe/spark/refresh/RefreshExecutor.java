@@ -16,6 +16,7 @@ import io.floe.spark.ivm.ColumnRole;
 import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
 import io.floe.spark.ivm.KeyNarrowing;
+import io.floe.spark.ivm.RowLineage;
 import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.DefinitionSettings;
 import io.floe.spark.mv.MaterializedView;
@@ -291,7 +292,7 @@ public final class RefreshExecutor {
         IncrementalRefresh.Outcome outcome =
             new IncrementalRefresh(spark)
                 .refresh(
-                    mv, storage, readSnapshot.get(), recorded.get(), pinned, shape,
+                    mv, storage, readSnapshot.get(), recorded.get(), pinned, shape, definition.queryExecution().analyzed(),
                     io.floe.spark.ivm.SourceColumns.of(definition.queryExecution().analyzed()), stateJson);
         if (outcome instanceof IncrementalRefresh.Applied) {
           IncrementalRefresh.Applied applied = (IncrementalRefresh.Applied) outcome;
@@ -317,7 +318,8 @@ public final class RefreshExecutor {
     ExpectationCheck check = new ExpectationCheck(mv);
     Dataset<Row> viewRows = viewRows(mv, definition);
     List<ExpectationResult> expectationCounts = check.evaluate(viewRows);
-    Dataset<Row> computed = storageRows(mv, storage, shape, pinned, definition);
+    Optional<LogicalPlan> lineage = lineageDefinition(mv, shape, pinned, definition);
+    Dataset<Row> computed = storageRows(mv, storage, shape, pinned, definition, lineage);
     org.apache.spark.sql.Dataset<Row> rows = check.dropsRows() ? check.keepPassing(computed) : computed;
     Optional<ColumnWidening.Widened> widened = ColumnWidening.widen(catalog, mv, storage, rows.schema());
     if (widened.isPresent()) {
@@ -338,7 +340,8 @@ public final class RefreshExecutor {
               rows.writeTo(storageName)
                   .option("snapshot-property." + RefreshState.SUMMARY_KEY, writtenState)
                   .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_TYPE, RefreshType.FULL.name())
-                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, fullReason);
+                  .option("snapshot-property." + MaterializedViewProperties.SUMMARY_REFRESH_REASON, fullReason)
+                  .option("snapshot-property." + RowLineage.SUMMARY_KEY, String.valueOf(lineage.isPresent()));
           if (!expectationCounts.isEmpty()) {
             writer = writer.option(
                 "snapshot-property." + ExpectationResultParser.SUMMARY_KEY, ExpectationResultParser.toJson(expectationCounts));
@@ -493,7 +496,8 @@ public final class RefreshExecutor {
     io.floe.spark.ivm.SourceColumns readColumns = io.floe.spark.ivm.SourceColumns.of(analyzed);
     lines.add(new String[] {"materialized view", mv.name().toString()});
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
-    lines.add(new String[] {"storage layout", mv.layout().name()});
+    lines.add(new String[] {"storage layout", mv.layout().name() + (readSnapshot.map(s -> RowLineage.keys(storage, s)).orElse(false)
+        ? ", a row per source row, matched by the source row's id (row lineage)" : "")});
     lines.add(new String[] {"definition", describeShape(mv, shape, analyzed)});
     Optional<String> blocker = incrementalBlocker(mv, storage, shape);
     boolean sourcesMoved = false;
@@ -759,7 +763,13 @@ public final class RefreshExecutor {
             .toList());
   }
 
+  private static StructField lineageField() {
+    return new StructField(
+        RowLineage.COLUMN, org.apache.spark.sql.types.DataTypes.LongType, true, org.apache.spark.sql.types.Metadata.empty());
+  }
+
   private void addMissingColumns(MaterializedView mv, Table storage, List<StructField> missing) {
+    missing = missing.stream().filter(f -> storage.schema().findField(f.name()) == null).toList();
     if (missing.isEmpty()) {
       return;
     }
@@ -771,15 +781,38 @@ public final class RefreshExecutor {
     catalog.invalidateSparkCache(mv.storageName());
   }
 
+  /**
+   * The definition keying its rows by their source rows' ids ({@link RowLineage}), when a full
+   * refresh of {@code mv} can key them so now.
+   */
+  private Optional<LogicalPlan> lineageDefinition(
+      MaterializedView mv, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition) {
+    if (mv.layout() != StorageLayout.ROWS || shape.kind() != DefinitionShape.Kind.LINEAR || !mv.hiddenKeys().isEmpty()) {
+      return Optional.empty();
+    }
+    List<Source> sources = pinned.sources();
+    return RowLineage.keyedDefinition(shape.augmentedParsed().orElseThrow(), definition.queryExecution().analyzed(), sources)
+        .filter(keyed -> sources.get(0).snapshot().map(s -> RowLineage.rowsHaveIds(sources.get(0).table(), s)).orElse(true));
+  }
+
   /** The rows of the storage table for a full refresh, with the hidden columns its layout keeps. */
   private Dataset<Row> storageRows(
-      MaterializedView mv, Table storage, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition) {
+      MaterializedView mv, Table storage, DefinitionShape shape, PinnedDefinition pinned, Dataset<Row> definition,
+      Optional<LogicalPlan> lineage) {
     String[] viewColumns = mv.viewColumns().toArray(new String[0]);
     switch (mv.layout()) {
       case ROWS:
         addMissingRowKeyColumns(mv, storage);
         List<String> rowColumns = mv.rowColumns();
-        Dataset<Row> rows = definition.toDF(rowColumns.toArray(new String[0]));
+        Dataset<Row> rows;
+        if (lineage.isPresent()) {
+          addMissingColumns(mv, storage, List.of(lineageField()));
+          List<String> keyed = new ArrayList<>(rowColumns);
+          keyed.add(RowLineage.COLUMN);
+          rows = (Dataset<Row>) IncrementalRefresh.readPinned(spark, pinning, mv, pinned, lineage.get(), keyed);
+        } else {
+          rows = definition.toDF(rowColumns.toArray(new String[0]));
+        }
         Column[] columns = rowColumns.stream().map(c -> functions.col(StorageLayout.quote(c))).toArray(Column[]::new);
         // Ranges of the clustering column, one per task and file; the aggregate below needs no
         // other shuffle, since equal rows fall in one range.
@@ -788,8 +821,17 @@ public final class RefreshExecutor {
             clustering.isEmpty()
                 ? rows
                 : (Dataset<Row>) rows.repartitionByRange(clusteredFiles(pinned), functions.col(StorageLayout.quote(clustering.get())));
-        return (Dataset<Row>) StorageLayout.withRowKey(
-            clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT)), rowColumns);
+        Dataset<Row> counted;
+        if (lineage.isPresent()) {
+          // A row per source row: its own id keys it.
+          counted = clustered.withColumn(StorageLayout.COUNT, functions.lit(1L));
+        } else {
+          counted = clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT));
+          if (storage.schema().findField(RowLineage.COLUMN) != null) {
+            counted = counted.withColumn(RowLineage.COLUMN, functions.lit(null).cast(org.apache.spark.sql.types.DataTypes.LongType));
+          }
+        }
+        return (Dataset<Row>) StorageLayout.withRowKey(counted, rowColumns);
       case GROUPS:
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
