@@ -76,7 +76,7 @@ public final class RefreshBenchmark {
   // ---------------------------------------------------------------------------------------------
   // Options and main
 
-  private record Options(List<Long> sizes, List<Integer> repsList, Path resultsDir, int warmupCycles) {
+  private record Options(List<Long> sizes, List<Integer> repsList, Path resultsDir, int warmupCycles, int bronzeFormat) {
     /** Repetitions at the i-th size: one --reps value for all, or one per size. */
     int reps(int i) {
       return repsList.get(Math.min(i, repsList.size() - 1));
@@ -87,6 +87,7 @@ public final class RefreshBenchmark {
       List<Integer> reps = List.of(3);
       Path results = Paths.get("bench", "results");
       int warmup = DEFAULT_WARMUP_CYCLES;
+      int format = 3;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         String value = null;
@@ -103,9 +104,10 @@ public final class RefreshBenchmark {
           case "--reps" -> reps = Arrays.stream((value != null ? value : args[++i]).split(",")).map(String::trim).map(Integer::parseInt).toList();
           case "--results-dir" -> results = Paths.get(value != null ? value : args[++i]);
           case "--warmup-cycles" -> warmup = Integer.parseInt(value != null ? value : args[++i]);
+          case "--bronze-format" -> format = Integer.parseInt(value != null ? value : args[++i]);
           case "-h", "--help" -> {
             System.out.println("usage: RefreshBenchmark [--sizes 1000000,10000000] [--reps 3 | --reps 3,1 (per size)] [--warmup-cycles "
-                    + DEFAULT_WARMUP_CYCLES + "] [--results-dir bench/results]");
+                    + DEFAULT_WARMUP_CYCLES + "] [--bronze-format 3 | 2] [--results-dir bench/results]");
             System.exit(0);
           }
           default -> throw new IllegalArgumentException("Unknown option: " + args[i]);
@@ -117,7 +119,10 @@ public final class RefreshBenchmark {
       if (warmup < 1) {
         throw new IllegalArgumentException("--warmup-cycles must be at least 1, not " + warmup);
       }
-      return new Options(sizes, reps, results, warmup);
+      if (format != 2 && format != 3) {
+        throw new IllegalArgumentException("--bronze-format must be 2 or 3, not " + format);
+      }
+      return new Options(sizes, reps, results, warmup, format);
     }
   }
 
@@ -254,7 +259,7 @@ public final class RefreshBenchmark {
     spark.sql("CREATE NAMESPACE IF NOT EXISTS " + db);
     spark.sql(
         "CREATE TABLE " + db + ".trips_bronze (" + TRIPS_DDL + ") USING iceberg TBLPROPERTIES ("
-            + "'format-version'='2','write.delete.mode'='merge-on-read',"
+            + "'format-version'='" + options.bronzeFormat() + "','write.delete.mode'='merge-on-read',"
             + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
     append(db + ".trips_bronze", trips(spark, 0, n, 42, 2));
     spark.sql(silverSql(db));
@@ -296,7 +301,7 @@ public final class RefreshBenchmark {
     long t = System.nanoTime();
     spark.sql(
         "CREATE TABLE " + bronze + " (" + TRIPS_DDL + ") USING iceberg TBLPROPERTIES ("
-            + "'format-version'='2','write.delete.mode'='merge-on-read',"
+            + "'format-version'='" + options.bronzeFormat() + "','write.delete.mode'='merge-on-read',"
             + "'write.update.mode'='merge-on-read','write.merge.mode'='merge-on-read')");
     int partitions = (int) Math.max(2, (n + 999_999) / 1_000_000);
     append(bronze, trips(spark, 0, n, 42, partitions));
@@ -735,7 +740,9 @@ public final class RefreshBenchmark {
     r.append("  Iceberg          ").append(org.apache.iceberg.IcebergBuild.version()).append(", JDBC catalog on SQLite, local file system\n\n");
 
     r.append("Workload\n");
-    r.append("  Bronze: generated ride-sharing trips (seeded), Iceberg format v2, merge-on-read deletes/updates/merges.\n");
+    r.append("  Bronze: generated ride-sharing trips (seeded), Iceberg format v" + options.bronzeFormat()
+        + ", merge-on-read deletes/updates/merges" + (options.bronzeFormat() >= 3
+            ? " (deletion vectors, row lineage)" : "") + ".\n");
     r.append("  MV storage: Floe's defaults (Iceberg format v3: a refresh's deletes are deletion vectors).\n");
     r.append("  Silver MV: the seed's mv_trips_silver (filters, CASTs, CASE columns) over Bronze.\n");
     r.append("  Gold MV:   the seed's mv_city_daily_metrics (GROUP BY city, DATE(trip_start_timestamp);\n");
