@@ -1723,9 +1723,15 @@ public final class IncrementalRefresh {
     return from != null && keepsFeed(source);
   }
 
-  /** Whether the source is an MV with {@link StorageLayout#ROWS} storage: one with a change feed for its readers. */
+  /**
+   * Whether the source is an MV with {@link StorageLayout#ROWS} storage whose rows are matched by
+   * value: one with a change feed for its readers. The refreshes of one whose rows are keyed by
+   * row lineage ({@link RowLineage}) know a removed row by its id alone, not by the values a
+   * reader needs: its readers read its storage files for the columns they use instead.
+   */
   private static boolean keepsFeed(Source source) {
-    return source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false);
+    return source.materializedView().map(m -> m.layout() == StorageLayout.ROWS).orElse(false)
+        && !source.snapshot().map(s -> RowLineage.keys(source.table(), s)).orElse(false);
   }
 
   private long commitMerge(

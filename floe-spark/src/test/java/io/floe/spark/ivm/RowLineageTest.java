@@ -68,6 +68,10 @@ class RowLineageTest {
     assertMatches("everything", all);
     assertMatches("gold", "SELECT k, COUNT(*) AS n, SUM(v2) AS total FROM (" + linear + ") GROUP BY k");
     assertThat(keyedRows("lin")).isEqualTo(spark.sql(linear).count());
+    // Gold reads lin's storage files, not a change feed, which lin's refreshes could not fill.
+    assertThat(spark.sql("SELECT name FROM lake." + ns + ".lin__storage.refs").collectAsList())
+        .extracting(r -> r.getString(0))
+        .doesNotContain(io.floe.spark.capture.ChangeFeed.BRANCH);
 
     // One deleted row: one stored row removed, none written.
     spark.sql("DELETE FROM t WHERE id = 5");
