@@ -105,6 +105,25 @@ class RowLineageTest {
   }
 
   @Test
+  void anUpdatedRowThatAConstraintNowDropsLeavesTheView() {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("lineagex");
+    spark.sql("CREATE TABLE o (id INT, amount DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + MOR + ")");
+    spark.sql("INSERT INTO o VALUES (1, 10.00), (2, NULL), (3, 5.00)");
+    spark.sql("CREATE MATERIALIZED VIEW kept (id, amount, CONSTRAINT has_amount EXPECT (amount IS NOT NULL) ON VIOLATION DROP ROW)"
+        + " AS SELECT id, amount FROM o");
+    assertThat(keyedRows("kept")).isEqualTo(2);
+
+    spark.sql("UPDATE o SET amount = NULL WHERE id = 1");
+    spark.sql("UPDATE o SET amount = 2.00 WHERE id = 2");
+    Row refreshed = refresh("kept");
+    assertIncremental(refreshed);
+    assertThat(refreshed.getString(12)).isEqualTo("has_amount: 1 passed, 1 failed (DROP ROW)");
+    assertMatches("kept", "SELECT id, amount FROM o WHERE amount IS NOT NULL");
+    assertThat(keyedRows("kept")).isEqualTo(2);
+  }
+
+  @Test
   void aTableUpgradedToFormatThreeIsKeyedOnceEveryRowHasAnId() {
     spark = SharedSpark.session();
     SharedSpark.freshNamespace("lineageup");
