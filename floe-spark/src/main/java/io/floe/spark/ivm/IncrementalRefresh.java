@@ -1115,8 +1115,7 @@ public final class IncrementalRefresh {
       judged = Optional.of(judgement.judged().drop(RowLineage.COLUMN));
     }
     Column id = col(StorageLayout.quote(RowLineage.COLUMN));
-    Dataset<Row> kept =
-        StorageLayout.withRowKey(upserts.withColumn(StorageLayout.COUNT, lit(1L)), mv.rowColumns()).withColumn(REMOVED, lit(false));
+    Dataset<Row> kept = RowLineage.storageRows(upserts).withColumn(REMOVED, lit(false));
     Dataset<Row> gone =
         zset.select(col(ChangeCapture.ROW_ID).as(RowLineage.COLUMN)).distinct()
             .join(upserts.select(id), Scala.seq(RowLineage.COLUMN), "left_anti")

@@ -38,8 +38,8 @@ import org.apache.spark.sql.types.StructField;
  * row for its id, not for every column the view reads. Deletes spread over a large table then
  * cost a scan of one column rather than of all of them.
  *
- * <p>A storage row keyed so still has the {@link StorageLayout#ROWS} layout (a multiplicity, which
- * is 1, and the two hashes of its values), so readers see no difference. Each full refresh decides
+ * <p>A storage row keyed so still has the {@link StorageLayout#ROWS} layout, with a multiplicity
+ * of 1 and no hashes of its values (nothing matches it by them), so readers see no difference. Each full refresh decides
  * anew whether it keys the rows (it cannot when some of the table's rows have no id yet, after an
  * upgrade from format 2) and records that in its snapshot ({@value #SUMMARY_KEY}); an incremental
  * refresh keeps the rows as the last full refresh keyed them.
@@ -52,6 +52,19 @@ public final class RowLineage {
   public static final String SUMMARY_KEY = "floe.row-lineage";
 
   private static final String SOURCE_ROW_ID = "_row_id";
+
+  /**
+   * Keyed storage rows: {@code rows} (the row columns and {@value #COLUMN}) with a multiplicity of
+   * 1 and no value hashes. Nothing matches a keyed row by its values: refreshes match it by id,
+   * and a full refresh that stops keying rows writes every row again, with its hashes.
+   */
+  public static org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> storageRows(
+      org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> rows) {
+    org.apache.spark.sql.Column none = org.apache.spark.sql.functions.lit(null).cast(org.apache.spark.sql.types.DataTypes.LongType);
+    return rows.withColumn(StorageLayout.COUNT, org.apache.spark.sql.functions.lit(1L))
+        .withColumn(StorageLayout.KEY, none)
+        .withColumn(StorageLayout.KEY2, none);
+  }
 
   private RowLineage() {}
 

@@ -821,15 +821,13 @@ public final class RefreshExecutor {
             clustering.isEmpty()
                 ? rows
                 : (Dataset<Row>) rows.repartitionByRange(clusteredFiles(pinned), functions.col(StorageLayout.quote(clustering.get())));
-        Dataset<Row> counted;
         if (lineage.isPresent()) {
           // A row per source row: its own id keys it.
-          counted = clustered.withColumn(StorageLayout.COUNT, functions.lit(1L));
-        } else {
-          counted = clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT));
-          if (storage.schema().findField(RowLineage.COLUMN) != null) {
-            counted = counted.withColumn(RowLineage.COLUMN, functions.lit(null).cast(org.apache.spark.sql.types.DataTypes.LongType));
-          }
+          return (Dataset<Row>) RowLineage.storageRows(clustered);
+        }
+        Dataset<Row> counted = clustered.groupBy(columns).agg(functions.count(functions.lit(1)).as(StorageLayout.COUNT));
+        if (storage.schema().findField(RowLineage.COLUMN) != null) {
+          counted = counted.withColumn(RowLineage.COLUMN, functions.lit(null).cast(org.apache.spark.sql.types.DataTypes.LongType));
         }
         return (Dataset<Row>) StorageLayout.withRowKey(counted, rowColumns);
       case GROUPS:

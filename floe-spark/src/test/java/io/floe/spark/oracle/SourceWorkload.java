@@ -17,11 +17,12 @@ import java.util.Set;
 final class SourceWorkload {
   static final String COLUMNS = "id INT, k1 STRING, k2 INT, v DECIMAL(10,2), d DOUBLE, s STRING, ts TIMESTAMP";
 
-  /** Table properties of the three source formats, by a short name. */
+  /** Table properties of the four source formats, by a short name. */
   static final Map<String, String> FORMATS =
       Map.of(
           "v2-cow", "'format-version'='2'",
           "v2-mor", "'format-version'='2', " + mergeOnRead(),
+          "v3-cow", "'format-version'='3'",
           "v3-mor", "'format-version'='3', " + mergeOnRead());
 
   private static final String[] K1 = {"'a'", "'b'", "'c'", "'A'", "CAST(NULL AS STRING)"};
@@ -73,7 +74,7 @@ final class SourceWorkload {
 
   /** One of the keys of {@link #FORMATS}. */
   String randomFormat() {
-    List<String> names = List.of("v2-cow", "v2-mor", "v3-mor");
+    List<String> names = List.of("v2-cow", "v2-mor", "v3-cow", "v3-mor");
     return names.get(random.nextInt(names.size()));
   }
 
