@@ -189,8 +189,12 @@ public final class IncrementalRefresh {
               from == null ? Optional.empty() : Optional.ofNullable(source.table().snapshot(from))));
       moved.add(i);
       // A small change is processed in one task: the aggregates and joins over it then need no
-      // shuffle, each of which costs a Spark job, where the rows would take milliseconds.
-      boolean fewRows = delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS;
+      // shuffle, each of which costs a Spark job, where the rows would take milliseconds. A change
+      // read from few rows is small; one read from many (deletes spread over every file of a large
+      // table) is counted, which costs a job over its computed rows.
+      boolean fewRows =
+          delta.rowsScanned() <= SINGLE_TASK_CHANGE_ROWS
+              || delta.zset().limit((int) SINGLE_TASK_CHANGE_ROWS + 1).count() <= SINGLE_TASK_CHANGE_ROWS;
       Dataset<Row> zset = fewRows ? delta.zset().coalesce(1) : delta.zset();
       zsets.add(logicalRows(zset, source));
       appends.add(delta.kind() == ChangeKind.APPEND_ONLY);
@@ -319,8 +323,8 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * Up to how many rows a source's change may be read from and still be processed in one task: far
-   * fewer than a task handles in the time a shuffle between two tasks costs.
+   * Up to how many rows a source's change may hold and still be processed in one task: far fewer
+   * than a task handles in the time a shuffle between two tasks costs.
    */
   private static final long SINGLE_TASK_CHANGE_ROWS = 100_000;
 
