@@ -1532,10 +1532,10 @@ public final class IncrementalRefresh {
       java.util.function.UnaryOperator<Dataset<Row>> restrict) {
     List<String> keys = groupKeys(mv, shape);
     Dataset<Row> rows =
-        restrict.apply(read(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape)));
+        restrict.apply(readPinned(spark, pinning, mv, pinned, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape)));
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
       Dataset<Row> counts =
-          restrict.apply(read(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
+          restrict.apply(readPinned(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
       rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
       String counted = mv.rowColumns().get(column.position());
       rows = rows.withColumn(counted, size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
@@ -1545,11 +1545,6 @@ public final class IncrementalRefresh {
 
   /** The rows of {@code plan}, a definition or one derived from it, at the pinned sources, its columns named {@code names}. */
   public static Dataset<Row> readPinned(
-      SparkSession spark, SourcePinning pinning, MaterializedView mv, PinnedDefinition pinned, LogicalPlan plan, List<String> names) {
-    return read(spark, pinning, mv, pinned, plan, names);
-  }
-
-  private static Dataset<Row> read(
       SparkSession spark, SourcePinning pinning, MaterializedView mv, PinnedDefinition pinned, LogicalPlan plan, List<String> names) {
     LogicalPlan read = pinning.readPinned(plan, mv.defaultCatalog(), mv.defaultNamespace(), pinned.sources());
     return org.apache.spark.sql.classic.Dataset.ofRows(spark, read).toDF(names.toArray(new String[0]));

@@ -1,19 +1,23 @@
 package io.floe.spark.ivm;
 
+import static org.apache.spark.sql.functions.lit;
+
 import io.floe.spark.Scala;
+import io.floe.spark.mv.MaterializedView;
 import io.floe.spark.refresh.Source;
-import io.floe.mv.RefreshState;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedStar;
@@ -26,6 +30,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LeafNode;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 
 /**
@@ -58,10 +63,9 @@ public final class RowLineage {
    * 1 and no value hashes. Nothing matches a keyed row by its values: refreshes match it by id,
    * and a full refresh that stops keying rows writes every row again, with its hashes.
    */
-  public static org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> storageRows(
-      org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> rows) {
-    org.apache.spark.sql.Column none = org.apache.spark.sql.functions.lit(null).cast(org.apache.spark.sql.types.DataTypes.LongType);
-    return rows.withColumn(StorageLayout.COUNT, org.apache.spark.sql.functions.lit(1L))
+  public static Dataset<Row> storageRows(Dataset<Row> rows) {
+    Column none = lit(null).cast(DataTypes.LongType);
+    return rows.withColumn(StorageLayout.COUNT, lit(1L))
         .withColumn(StorageLayout.KEY, none)
         .withColumn(StorageLayout.KEY2, none);
   }
@@ -129,15 +133,10 @@ public final class RowLineage {
    * wrote them (or, after compactions, the one before them) recorded so.
    */
   public static boolean keys(Table storage, Snapshot readSnapshot) {
-    Snapshot snapshot = readSnapshot;
-    while (snapshot != null && !snapshot.summary().containsKey(RefreshState.SUMMARY_KEY)) {
-      if (!DataOperations.REPLACE.equals(snapshot.operation()) || snapshot.parentId() == null) {
-        return false;
-      }
-      snapshot = storage.snapshot(snapshot.parentId());
-    }
-    return snapshot != null && Boolean.parseBoolean(snapshot.summary().get(SUMMARY_KEY))
-        && storage.schema().findField(COLUMN) != null;
+    return storage.schema().findField(COLUMN) != null
+        && MaterializedView.lastRefreshSnapshot(storage, readSnapshot)
+            .map(snapshot -> Boolean.parseBoolean(snapshot.summary().get(SUMMARY_KEY)))
+            .orElse(false);
   }
 
   private static boolean projectsFiltersOfOneRead(LogicalPlan plan, int depth) {

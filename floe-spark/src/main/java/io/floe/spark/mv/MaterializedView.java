@@ -319,7 +319,14 @@ public final class MaterializedView {
    * kind of commit (a write by something other than a refresh) came after the last one.
    */
   public static Optional<Snapshot> lastRefreshSnapshot(Table storage) {
-    Snapshot snapshot = storage.currentSnapshot();
+    return lastRefreshSnapshot(storage, storage.currentSnapshot());
+  }
+
+  /**
+   * As {@link #lastRefreshSnapshot(Table)}, for the storage table as of {@code snapshot}: that
+   * snapshot, or the one the compactions committed up to it started from.
+   */
+  public static Optional<Snapshot> lastRefreshSnapshot(Table storage, Snapshot snapshot) {
     while (snapshot != null && !snapshot.summary().containsKey(RefreshState.SUMMARY_KEY)) {
       if (!DataOperations.REPLACE.equals(snapshot.operation()) || snapshot.parentId() == null) {
         return Optional.empty();

@@ -17,6 +17,7 @@ import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
 import io.floe.spark.ivm.KeyNarrowing;
 import io.floe.spark.ivm.RowLineage;
+import io.floe.spark.ivm.SourceColumns;
 import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.DefinitionSettings;
 import io.floe.spark.mv.MaterializedView;
@@ -282,7 +283,8 @@ public final class RefreshExecutor {
       pinned = asView;
       definition = analyzeDefinition(mv, pinned);
     }
-    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), definition.queryExecution().analyzed());
+    LogicalPlan analyzed = definition.queryExecution().analyzed();
+    DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzed);
     String reason = fullRefreshReason(mv, storage, recorded, full);
     if (!full && recorded.isPresent() && recorded.get().viewVersionId() == mv.versionId() && readSnapshot.isPresent()) {
       Optional<String> notIncremental = incrementalBlocker(mv, storage, shape);
@@ -292,8 +294,7 @@ public final class RefreshExecutor {
         IncrementalRefresh.Outcome outcome =
             new IncrementalRefresh(spark)
                 .refresh(
-                    mv, storage, readSnapshot.get(), recorded.get(), pinned, shape, definition.queryExecution().analyzed(),
-                    io.floe.spark.ivm.SourceColumns.of(definition.queryExecution().analyzed()), stateJson);
+                    mv, storage, readSnapshot.get(), recorded.get(), pinned, shape, analyzed, SourceColumns.of(analyzed), stateJson);
         if (outcome instanceof IncrementalRefresh.Applied) {
           IncrementalRefresh.Applied applied = (IncrementalRefresh.Applied) outcome;
           return new RefreshResult(
@@ -437,7 +438,7 @@ public final class RefreshExecutor {
    * count rows), or every column when the plan does not show which; an aggregate MV's, its view
    * columns; an MV of plain rows is read with its hidden multiplicity, so nothing is said.
    */
-  private static String columnsRead(Source source, io.floe.spark.ivm.SourceColumns readColumns) {
+  private static String columnsRead(Source source, SourceColumns readColumns) {
     Optional<Set<String>> read = IncrementalRefresh.changeColumns(source, readColumns);
     if (source.materializedView().isPresent()) {
       return read.map(columns -> ", in its " + columns.size() + " view columns (not its hidden bookkeeping columns)").orElse("");
@@ -493,7 +494,7 @@ public final class RefreshExecutor {
     PinnedDefinition pinned = pin(mv, Map.of());
     LogicalPlan analyzed = analyzeDefinition(mv, pinned).queryExecution().analyzed();
     DefinitionShape shape = DefinitionShape.of(pinned.parsed(), analyzed);
-    io.floe.spark.ivm.SourceColumns readColumns = io.floe.spark.ivm.SourceColumns.of(analyzed);
+    SourceColumns readColumns = SourceColumns.of(analyzed);
     lines.add(new String[] {"materialized view", mv.name().toString()});
     lines.add(new String[] {"refresh policy", mv.refreshPolicy().name()});
     lines.add(new String[] {"storage layout", mv.layout().name() + (readSnapshot.map(s -> RowLineage.keys(storage, s)).orElse(false)
