@@ -35,7 +35,7 @@ import org.apache.spark.sql.catalyst.optimizer.InlineCTE;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.MapType;
+
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 
@@ -100,24 +100,23 @@ public final class DefinitionShape {
   }
 
   /**
-   * A COUNT(DISTINCT x) column of an AGGREGATE definition, kept with a hidden map from each value
-   * of x in a group to its number of source rows ({@link DistinctState}).
+   * A COUNT(DISTINCT x) column of an AGGREGATE definition, kept with each value of x in a group
+   * and its number of source rows, packed in a hidden column ({@link DistinctState}).
    *
    * @param position the column's position in the view
-   * @param valueType the type of x, the map's key type
+   * @param valueType the type of x
    * @param valueCounts the parsed definition's groups refined by x: the grouping columns, x as
    *     {@value DistinctState#VALUE} and the row count as {@value DistinctState#ROWS}, for the rows
    *     where x is not NULL
    */
   public record DistinctColumn(int position, DataType valueType, LogicalPlan valueCounts) {
-    /** The hidden storage column holding the maps. */
+    /** The hidden storage column holding the packed value counts. */
     public String stateColumn() {
       return StorageLayout.distinctState(position);
     }
 
     public StructField stateField() {
-      return new StructField(
-          stateColumn(), new MapType(valueType, DataTypes.LongType, true), true, Metadata.empty());
+      return new StructField(stateColumn(), DataTypes.BinaryType, true, Metadata.empty());
     }
   }
 
@@ -710,6 +709,5 @@ public final class DefinitionShape {
     return new Alias(
         child, name, NamedExpression.newExprId(), Scala.seq(), Scala.none(), Scala.seq());
   }
-
 
 }

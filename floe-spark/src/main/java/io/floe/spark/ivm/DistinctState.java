@@ -4,13 +4,8 @@ import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.collect_list;
 import static org.apache.spark.sql.functions.lit;
-import static org.apache.spark.sql.functions.map;
-import static org.apache.spark.sql.functions.map_filter;
-import static org.apache.spark.sql.functions.map_from_entries;
-import static org.apache.spark.sql.functions.map_zip_with;
 import static org.apache.spark.sql.functions.struct;
 import static org.apache.spark.sql.functions.sum;
-import static org.apache.spark.sql.functions.when;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,24 +14,18 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.ExpressionUtils;
-import org.apache.spark.sql.types.ArrayType;
-import org.apache.spark.sql.types.BinaryType;
-import org.apache.spark.sql.types.CalendarIntervalType;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.MapType;
-import org.apache.spark.sql.types.NullType;
-import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.types.VariantType;
 
 /**
  * The hidden state that keeps COUNT(DISTINCT x) incremental under inserts, updates and deletes:
- * for each group of the storage table, a map from every non-null value of x in the group to its
- * number of source rows. A change adds the rows it inserts and subtracts those it deletes, value by
- * value; a value whose count reaches zero leaves the map, and the distinct count is the map's size.
- * A refresh reads and rewrites the maps of the groups a change touches only, never the sources.
+ * for each group of the storage table, every non-null value of x in the group with its number of
+ * source rows, packed in one {@code BINARY} column ({@link ValueCounts}). A change adds the rows it
+ * inserts and subtracts those it deletes, value by value; a value whose count reaches zero leaves,
+ * and the distinct count is the number of values left. A refresh reads and rewrites the counts of
+ * the groups a change touches only, never the sources.
  *
  * <p>The state holds one entry per distinct (group, value) pair, so it is as large as the view's
- * distinct counts add up to.
+ * distinct counts add up to. The code speaks of a group's packed counts as its map.
  */
 public final class DistinctState {
   /** The column of a value of x in {@link DefinitionShape.DistinctColumn#valueCounts()}. */
@@ -48,18 +37,9 @@ public final class DistinctState {
 
   private DistinctState() {}
 
-  /**
-   * Whether a value of this type can key the map: atomic types, which Iceberg and Spark both accept
-   * as map keys and group by value.
-   */
+  /** Whether the values of x, of this type, can be kept: see {@link ValueCounts#keeps}. */
   static boolean keeps(DataType type) {
-    return !(type instanceof StructType
-        || type instanceof ArrayType
-        || type instanceof MapType
-        || type instanceof VariantType
-        || type instanceof NullType
-        || type instanceof CalendarIntervalType
-        || type instanceof BinaryType);
+    return ValueCounts.keeps(type);
   }
 
   /** The columns of a value-count plan's rows: the group {@code keys}, {@value #VALUE}, {@value #ROWS}. */
@@ -75,7 +55,7 @@ public final class DistinctState {
    * #ROWS}), named {@code column}. Without keys, the one group of the whole input.
    */
   public static Dataset<Row> maps(Dataset<Row> counts, List<String> keys, String column) {
-    Column entries = map_from_entries(collect_list(struct(col(VALUE), col(ROWS)))).as(column);
+    Column entries = ExpressionUtils.column(new ValueCounts.Pack(ExpressionUtils.expression(collect_list(struct(col(VALUE), col(ROWS)))))).as(column);
     return keys.isEmpty() ? counts.agg(entries) : counts.groupBy(StorageLayout.columns(keys)).agg(entries);
   }
 
@@ -123,7 +103,7 @@ public final class DistinctState {
     for (DefinitionShape.DistinctColumn column : columns) {
       String state = column.stateColumn();
       kept.add(col(StorageLayout.quote(state)));
-      empty.add(map().cast(stored.schema().apply(state).dataType()).as(state));
+      empty.add(lit(ValueCounts.empty()).as(state));
     }
     Dataset<Row> storedKeys = stored.select(StorageLayout.columns(keys));
     Dataset<Row> fresh =
@@ -139,9 +119,8 @@ public final class DistinctState {
    * those it deletes, value by value, without the values whose count is no longer positive.
    *
    * <p>The change is small, so it is summed into one small map per group; that map is merged into the
-   * stored one row by row ({@code map_zip_with}, which pairs the keys by hash), in the task that holds
-   * the stored row. The stored maps are never exploded, so the cost is one pass over the entries of
-   * the touched groups.
+   * stored one row by row ({@link ValueCounts#merge}), in the task that holds the stored row. The
+   * stored maps are never exploded: the runs of entries between changed values are copied whole.
    */
   static Dataset<Row> maintained(
       Dataset<Row> groups, Dataset<Row> inserted, Dataset<Row> deleted, List<String> keys, DefinitionShape.DistinctColumn column) {
@@ -155,30 +134,19 @@ public final class DistinctState {
             .agg(sum(col(ROWS)).as(ROWS))
             .filter(col(ROWS).notEqual(0));
     Dataset<Row> both = attach(groups, maps(net, keys, CHANGE), keys, CHANGE, column);
-    DataType stateType = both.schema().apply(state).dataType();
-    if (ValueCountMerge.merges(stateType) && stateType.sameType(both.schema().apply(CHANGE).dataType())) {
-      Column merged = ExpressionUtils.column(
-          new ValueCountMerge(ExpressionUtils.expression(col(StorageLayout.quote(state))), ExpressionUtils.expression(col(CHANGE))));
-      return both.withColumn(state, merged).drop(CHANGE);
-    }
-    // A count that is no longer positive becomes NULL and is filtered out. The map's values stay
-    // nullable, as in the storage schema, so the plan's type does not change when it is optimized.
-    Column merged =
-        map_filter(
-            map_zip_with(
-                col(StorageLayout.quote(state)),
-                col(CHANGE),
-                (value, kept, change) -> {
-                  Column rows = coalesce(kept, lit(0L)).plus(coalesce(change, lit(0L)));
-                  return when(rows.gt(0L), rows);
-                }),
-            (value, rows) -> rows.isNotNull());
+    Column merged = ExpressionUtils.column(
+        new ValueCounts.Merge(ExpressionUtils.expression(col(StorageLayout.quote(state))), ExpressionUtils.expression(col(CHANGE))));
     return both.withColumn(state, merged).drop(CHANGE);
   }
 
-  /** The map, or an empty map of its type where there is none. */
+  /** The map, or an empty map where there is none. */
   static Column orEmpty(Column map, DefinitionShape.DistinctColumn column) {
-    return coalesce(map, map().cast(column.stateField().dataType()));
+    return coalesce(map, lit(ValueCounts.empty()));
+  }
+
+  /** The number of values in a group's map: its COUNT(DISTINCT x). */
+  static Column size(Column map) {
+    return ExpressionUtils.column(new ValueCounts.Size(ExpressionUtils.expression(map)));
   }
 
 }

@@ -10,7 +10,6 @@ import static org.apache.spark.sql.functions.isnan;
 import static org.apache.spark.sql.functions.least;
 import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.min;
-import static org.apache.spark.sql.functions.size;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
@@ -236,8 +235,7 @@ public final class IncrementalRefresh {
         Dataset<Row> affected =
             terms.inserted().select(StorageLayout.columns(keys)).union(terms.deleted().select(StorageLayout.columns(keys))).distinct().localCheckpoint(true);
         Optional<String> tooCostly =
-            recomputesMostGroups(shape, readSnapshot, pinned, affected)
-                .or(() -> rewritesLargeDistinctState(mv, shape, readSnapshot, pinned, affected, keys));
+            recomputesMostGroups(shape, readSnapshot, pinned, affected);
         if (tooCostly.isPresent()) {
           return new Fallback(tooCostly.get());
         }
@@ -1216,7 +1214,7 @@ public final class IncrementalRefresh {
       if (role == ColumnRole.KEY || StorageLayout.isDistinctState(column)) {
         value = sided("k_", column);
       } else if (role == ColumnRole.COUNT_DISTINCT) {
-        value = size(sided("k_", StorageLayout.distinctState(position)));
+        value = DistinctState.size(sided("k_", StorageLayout.distinctState(position)));
       } else if (role == ColumnRole.SUM) {
         Column nonNull = combined(StorageLayout.nonNullCount(position));
         value = when(nonNull.equalTo(0), lit(null)).otherwise(combined(column));
@@ -1416,48 +1414,6 @@ public final class IncrementalRefresh {
   }
 
   /**
-   * Why a definition with COUNT(DISTINCT) columns should refresh in full: the refresh reads and
-   * rewrites the value maps of every group the change touches, and when those maps hold half or
-   * more as many entries as the sources have rows (a change touching most groups of a
-   * high-cardinality count), that costs as much as aggregating the sources again, or more. The
-   * entries are the stored COUNT(DISTINCT) values of the touched groups, read from the storage's
-   * plain columns.
-   * Like the checks above, it applies from {@link #SCAN_FLOOR} source rows and is off with {@link
-   * #DELTA_THRESHOLD_CHECK}.
-   */
-  private Optional<String> rewritesLargeDistinctState(
-      MaterializedView mv, DefinitionShape shape, Snapshot readSnapshot, PinnedDefinition pinned, Dataset<Row> affected,
-      List<String> keys) {
-    if (shape.distinctColumns().isEmpty() || !sizeChecksOn()) {
-      return Optional.empty();
-    }
-    long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
-    if (sourceRows < scanFloor()) {
-      return Optional.empty();
-    }
-    Column entries = lit(0L);
-    for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
-      entries = entries.plus(coalesce(col(StorageLayout.quote(mv.rowColumns().get(column.position()))), lit(0L)));
-    }
-    // Plain columns only: the scan skips the maps.
-    Row total = storedGroups(mv, readSnapshot, affected, keys).agg(sum(entries)).first();
-    long kept = total.isNullAt(0) ? 0 : total.getLong(0);
-    if (kept * DISTINCT_ENTRY_COST < sourceRows) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        "the groups the change touches keep " + kept + " distinct values for COUNT(DISTINCT), half or more of the "
-            + sourceRows + " source rows; rewriting their value maps costs as much as a full refresh or more");
-  }
-
-  /**
-   * About how many source rows a full refresh aggregates in the time an incremental one reads, merges
-   * and rewrites one map entry: at a million source rows and 540,000 entries the two took about as
-   * long, and at three million rows and 1.16 million entries the incremental one took half the time.
-   */
-  private static final long DISTINCT_ENTRY_COST = 2;
-
-  /**
    * The new rows of the {@code groups} (distinct key rows) recomputed from every source row at the
    * pinned snapshots, and a deletion for each of them the new snapshot no longer has.
    */
@@ -1538,7 +1494,8 @@ public final class IncrementalRefresh {
           restrict.apply(readPinned(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
       rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
       String counted = mv.rowColumns().get(column.position());
-      rows = rows.withColumn(counted, size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
+      rows = rows.withColumn(
+          counted, DistinctState.size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));
     }
     return rows;
   }

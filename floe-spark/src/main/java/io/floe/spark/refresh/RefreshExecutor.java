@@ -707,6 +707,12 @@ public final class RefreshExecutor {
           "the storage table lacks the bookkeeping column(s) " + String.join(", ", missing)
               + " (it was created by an earlier Floe); a full refresh adds them");
     }
+    List<String> outdated = outdatedHiddenColumns(storage, shape);
+    if (!outdated.isEmpty()) {
+      return Optional.of(
+          "the storage table keeps the bookkeeping column(s) " + String.join(", ", outdated)
+              + " in the form an earlier Floe wrote; a full refresh writes them anew");
+    }
     List<String> unfilled = unwrittenHiddenColumns(storage, shape);
     if (!unfilled.isEmpty()) {
       return Optional.of(
@@ -734,6 +740,34 @@ public final class RefreshExecutor {
         .map(StructField::name)
         .filter(c -> current.findField(c) != null && written.findField(current.findField(c).fieldId()) == null)
         .toList();
+  }
+
+  /**
+   * The hidden columns the shape keeps that the storage table has with another type: an earlier
+   * Floe kept COUNT(DISTINCT) values in a map, where they are now packed in a binary value.
+   */
+  private static List<String> outdatedHiddenColumns(Table storage, DefinitionShape shape) {
+    org.apache.iceberg.Schema schema = storage.schema();
+    return shape.hiddenFields().stream()
+        .filter(f -> {
+          org.apache.iceberg.types.Types.NestedField stored = schema.findField(f.name());
+          return stored != null
+              && stored.type().typeId() != org.apache.iceberg.spark.SparkSchemaUtil.convert(f.dataType()).typeId();
+        })
+        .map(StructField::name)
+        .toList();
+  }
+
+  /** Drops the {@linkplain #outdatedHiddenColumns outdated hidden columns}, for a full refresh to add and write anew. */
+  private void dropOutdatedHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
+    List<String> outdated = outdatedHiddenColumns(storage, shape);
+    if (outdated.isEmpty()) {
+      return;
+    }
+    var update = storage.updateSchema();
+    outdated.forEach(update::deleteColumn);
+    update.commit();
+    catalog.invalidateSparkCache(mv.storageName());
   }
 
   private static List<StructField> missingHiddenColumns(Table storage, DefinitionShape shape) {
@@ -835,6 +869,7 @@ public final class RefreshExecutor {
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
         }
+        dropOutdatedHiddenColumns(mv, storage, shape);
         addMissingHiddenColumns(mv, storage, shape);
         try {
           return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);

@@ -22,11 +22,13 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
 import io.floe.spark.ivm.AverageState;
+import io.floe.spark.ivm.ValueCounts;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
 
@@ -36,7 +38,7 @@ import org.apache.spark.sql.types.DecimalType;
  * column or the GROUPS layout's hidden counters), MIN and MAX of the groups' MIN and MAX, AVG as
  * the rolled-up sum over the rolled-up count of non-null values, and duplicate-insensitive
  * aggregates (DISTINCT ones, MIN, MAX) of grouping columns directly, and COUNT(DISTINCT x) from the
- * view's COUNT(DISTINCT x) as the distinct values of its groups' hidden value maps. Anything else cannot be
+ * view's COUNT(DISTINCT x) as the distinct values of its groups' hidden value counts. Anything else cannot be
  * rolled up and the view is rejected with the reason.
  */
 final class AggregateRollup {
@@ -98,7 +100,7 @@ final class AggregateRollup {
 
   /**
    * COUNT(DISTINCT x) over coarser groups from the view's COUNT(DISTINCT x) column: the number of
-   * distinct keys of the groups' hidden value maps, each holding every value of x in its group.
+   * distinct values of the groups' hidden value counts, each holding every value of x in its group.
    */
   private Optional<Expression> distinctValues(AggregateExpression aggregate) {
     if (!(aggregate.aggregateFunction() instanceof Count) || aggregate.aggregateFunction().children().size() != 1) {
@@ -107,7 +109,12 @@ final class AggregateRollup {
     return view.aggregateColumn(aggregate)
         .flatMap(view::distinctState)
         .map(state -> {
-          Expression keys = new CollectList(new MapKeys(state), 0, 0).toAggregateExpression();
+          // Packed counts; a storage table written before they were packed holds a map.
+          Expression map =
+              state.dataType() instanceof BinaryType
+                  ? new ValueCounts.Unpack(state, aggregate.aggregateFunction().children().head().dataType())
+                  : state;
+          Expression keys = new CollectList(new MapKeys(map), 0, 0).toAggregateExpression();
           return cast(new Size(new ArrayDistinct(new Flatten(keys)), false), aggregate.dataType());
         });
   }
