@@ -162,7 +162,7 @@ public final class RefreshBenchmark {
   /** One measured refresh. */
   private record Measurement(
       String mv, String mode, int rep, double seconds, String refreshType, long rowsRead, long rowsWritten,
-      long rowsRemoved, String reason, StageTimes.Breakdown breakdown, double jitSeconds) {}
+      long rowsRemoved, String reason, StageTimes.Breakdown breakdown, double jitSeconds, long codegenClasses) {}
 
   /** One applied delta. */
   private record Delta(int round, long inserted, long updated, long deleted, double seconds) {}
@@ -402,24 +402,35 @@ public final class RefreshBenchmark {
   private Measurement refresh(String mv, String label, String mode, int rep, boolean full) {
     stages.start();
     long jit = jitMillis();
+    long compiled = codegenCompilations();
     long t = System.nanoTime();
     Row row = spark.sql("REFRESH MATERIALIZED VIEW " + mv + (full ? " FULL" : "")).collectAsList().get(0);
     double s = seconds(t);
     double jitSeconds = jit < 0 ? Double.NaN : (jitMillis() - jit) / 1e3;
+    long codegenClasses = codegenCompilations() - compiled;
     StageTimes.Breakdown breakdown = stages.stop(s);
     Measurement m =
         new Measurement(
             label, mode, rep, s, row.getAs("refresh_type"), row.<Long>getAs("rows_read"), row.<Long>getAs("rows_written"),
-            row.<Long>getAs("rows_removed"), row.getAs("reason"), breakdown, jitSeconds);
+            row.<Long>getAs("rows_removed"), row.getAs("reason"), breakdown, jitSeconds, codegenClasses);
     progress(String.format(
-        Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d jit=%.2f s (%s)",
-        label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), jitSeconds, m.reason()));
+        Locale.ROOT, "%-6s %-11s #%d: %7.2f s  %s read=%d written=%d removed=%d jit=%.2f s codegen=%d (%s)",
+        label, mode, rep, s, m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), jitSeconds, codegenClasses,
+        m.reason()));
     return m;
   }
 
   /** One figure of each run, in seconds to two decimals, space-separated. */
   private static String figures(List<Measurement> runs, java.util.function.ToDoubleFunction<Measurement> figure) {
     return runs.stream().map(m -> String.format(Locale.ROOT, "%.2f", figure.applyAsDouble(m))).collect(Collectors.joining(" "));
+  }
+
+  /**
+   * How many times Spark has compiled generated code so far in this JVM: each is a plan whose
+   * generated source was not in Spark's code cache, and whose new classes the JIT compiles anew.
+   */
+  private static long codegenCompilations() {
+    return org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount();
   }
 
   /**
@@ -757,7 +768,9 @@ public final class RefreshBenchmark {
         .append(IntStream.range(0, options.sizes().size()).mapToObj(i -> String.format(Locale.ROOT, "%,d rows: %d", options.sizes().get(i), options.reps(i))).collect(Collectors.joining(", ")))
         .append("\n");
     r.append("  Times are wall-clock seconds of the REFRESH statement; jit is the CPU time the JVM's JIT compilers\n");
-    r.append("  spent during it (all compiler threads; on a machine of few cores, CPU the refresh's own threads lost).\n\n");
+    r.append("  spent during it (all compiler threads; on a machine of few cores, CPU the refresh's own threads lost);\n");
+    r.append("  codegen (in the per-run detail) is how many times Spark compiled generated code during it, each a plan\n");
+    r.append("  whose generated source its code cache did not hold.\n\n");
 
     r.append("Results (seconds; median and min of the R runs of each size)\n");
     String header = String.format(Locale.ROOT, "  %-11s %-7s %-12s %8s %8s  %-26s %-12s %11s %9s %9s  %s%n",
@@ -844,8 +857,10 @@ public final class RefreshBenchmark {
             d.round(), d.inserted(), d.updated(), d.deleted(), d.seconds()));
       }
       for (Measurement m : s.measurements()) {
-        r.append(String.format(Locale.ROOT, "    %-6s %-11s #%d %8.2f s  %-11s read=%d written=%d removed=%d jit=%.2f s  [%s]%n",
-            m.mv(), m.mode(), m.rep(), m.seconds(), m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.jitSeconds(), m.reason()));
+        r.append(String.format(Locale.ROOT,
+            "    %-6s %-11s #%d %8.2f s  %-11s read=%d written=%d removed=%d jit=%.2f s codegen=%d  [%s]%n",
+            m.mv(), m.mode(), m.rep(), m.seconds(), m.refreshType(), m.rowsRead(), m.rowsWritten(), m.rowsRemoved(), m.jitSeconds(),
+            m.codegenClasses(), m.reason()));
       }
       r.append("    correctness after the incremental refreshes:\n");
       s.checks().forEach((mv, verdict) -> r.append("      ").append(mv).append(": ").append(verdict).append('\n'));
