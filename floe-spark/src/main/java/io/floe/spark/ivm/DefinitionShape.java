@@ -246,16 +246,6 @@ public final class DefinitionShape {
             + ", which its storage table cannot keep, so stored and changed values cannot be matched");
       }
     }
-    for (DistinctColumn distinct : shape.distinctColumns()) {
-      java.util.Optional<String> collation = collation(distinct.valueType());
-      if (collation.isPresent()) {
-        // Its value map would be stored keyed by plain strings, which tell apart values the
-        // collation counts as one.
-        String column = io.floe.spark.Scala.list(analyzed.output()).get(distinct.position()).name();
-        return notIncremental("column " + column + " counts distinct values with the collation " + collation.get()
-            + ", which its storage table cannot keep in the hidden map of the values it counts");
-      }
-    }
     if (shape.layout() == StorageLayout.ROWS) {
       // The ROWS layout counts equal rows and keys them by a hash of their values; Spark can
       // neither group nor hash a map.
