@@ -498,7 +498,7 @@ public final class DefinitionShape {
         boolean plain = whole && !call.isDistinct();
         List<Expression> arguments = Scala.list(call.aggregateFunction().children());
         if (whole && call.isDistinct() && call.aggregateFunction() instanceof Count
-            && arguments.size() == 1 && DistinctState.keeps(arguments.get(0).dataType())) {
+            && arguments.size() == 1 && ValueCounts.keeps(arguments.get(0).dataType())) {
           distinctTypes.put(roles.size(), arguments.get(0).dataType());
           roles.add(ColumnRole.COUNT_DISTINCT);
         } else if (plain && call.aggregateFunction() instanceof Count) {

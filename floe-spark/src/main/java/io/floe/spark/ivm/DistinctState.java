@@ -14,7 +14,6 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.classic.ExpressionUtils;
-import org.apache.spark.sql.types.DataType;
 
 /**
  * The hidden state that keeps COUNT(DISTINCT x) incremental under inserts, updates and deletes:
@@ -37,11 +36,6 @@ public final class DistinctState {
 
   private DistinctState() {}
 
-  /** Whether the values of x, of this type, can be kept: see {@link ValueCounts#keeps}. */
-  static boolean keeps(DataType type) {
-    return ValueCounts.keeps(type);
-  }
-
   /** The columns of a value-count plan's rows: the group {@code keys}, {@value #VALUE}, {@value #ROWS}. */
   static List<String> countColumns(List<String> keys) {
     List<String> columns = new ArrayList<>(keys);
@@ -55,22 +49,17 @@ public final class DistinctState {
    * #ROWS}), named {@code column}. Without keys, the one group of the whole input.
    */
   public static Dataset<Row> maps(Dataset<Row> counts, List<String> keys, String column) {
-    Column entries = ExpressionUtils.column(new ValueCounts.Pack(ExpressionUtils.expression(collect_list(struct(col(VALUE), col(ROWS)))))).as(column);
+    Column entries =
+        ExpressionUtils.column(new ValueCounts.Pack(ExpressionUtils.expression(collect_list(struct(col(VALUE), col(ROWS))))))
+            .as(column);
     return keys.isEmpty() ? counts.agg(entries) : counts.groupBy(StorageLayout.columns(keys)).agg(entries);
   }
 
   /**
-   * {@code rows} with the maps of {@code column} attached by group (null-safe on the keys); a group
+   * {@code rows} with the maps named {@code name} attached by group (null-safe on the keys); a group
    * without any non-null value gets an empty map.
    */
-  public static Dataset<Row> attach(
-      Dataset<Row> rows, Dataset<Row> maps, List<String> keys, DefinitionShape.DistinctColumn column) {
-    return attach(rows, maps, keys, column.stateColumn(), column);
-  }
-
-  /** As {@link #attach(Dataset, Dataset, List, DefinitionShape.DistinctColumn)}, the map named {@code name}. */
-  private static Dataset<Row> attach(
-      Dataset<Row> rows, Dataset<Row> maps, List<String> keys, String name, DefinitionShape.DistinctColumn column) {
+  public static Dataset<Row> attach(Dataset<Row> rows, Dataset<Row> maps, List<String> keys, String name) {
     List<String> renamed = new ArrayList<>();
     for (String key : keys) {
       renamed.add("__floe_m_" + key);
@@ -85,7 +74,7 @@ public final class DistinctState {
     for (String existing : rows.columns()) {
       output.add(rows.col(StorageLayout.quote(existing)));
     }
-    output.add(orEmpty(right.col(StorageLayout.quote(name)), column).as(name));
+    output.add(orEmpty(right.col(StorageLayout.quote(name))).as(name));
     return rows.join(right, condition, "left").select(output.toArray(new Column[0]));
   }
 
@@ -133,14 +122,14 @@ public final class DistinctState {
             .groupBy(StorageLayout.columns(grouping))
             .agg(sum(col(ROWS)).as(ROWS))
             .filter(col(ROWS).notEqual(0));
-    Dataset<Row> both = attach(groups, maps(net, keys, CHANGE), keys, CHANGE, column);
+    Dataset<Row> both = attach(groups, maps(net, keys, CHANGE), keys, CHANGE);
     Column merged = ExpressionUtils.column(
         new ValueCounts.Merge(ExpressionUtils.expression(col(StorageLayout.quote(state))), ExpressionUtils.expression(col(CHANGE))));
     return both.withColumn(state, merged).drop(CHANGE);
   }
 
   /** The map, or an empty map where there is none. */
-  static Column orEmpty(Column map, DefinitionShape.DistinctColumn column) {
+  static Column orEmpty(Column map) {
     return coalesce(map, lit(ValueCounts.empty()));
   }
 

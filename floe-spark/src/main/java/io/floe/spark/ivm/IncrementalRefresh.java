@@ -1492,7 +1492,7 @@ public final class IncrementalRefresh {
     for (DefinitionShape.DistinctColumn column : shape.distinctColumns()) {
       Dataset<Row> counts =
           restrict.apply(readPinned(spark, pinning, mv, pinned, column.valueCounts(), DistinctState.countColumns(keys)));
-      rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column);
+      rows = DistinctState.attach(rows, DistinctState.maps(counts, keys, column.stateColumn()), keys, column.stateColumn());
       String counted = mv.rowColumns().get(column.position());
       rows = rows.withColumn(
           counted, DistinctState.size(col(StorageLayout.quote(column.stateColumn()))).cast(rows.schema().apply(counted).dataType()));

@@ -758,14 +758,22 @@ public final class RefreshExecutor {
         .toList();
   }
 
-  /** Drops the {@linkplain #outdatedHiddenColumns outdated hidden columns}, for a full refresh to add and write anew. */
-  private void dropOutdatedHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
+  /**
+   * Replaces the {@linkplain #outdatedHiddenColumns outdated hidden columns} by empty ones of the
+   * type the shape keeps, in one schema update (as {@link ColumnWidening} replaces a column), for
+   * the full refresh to write anew.
+   */
+  private void replaceOutdatedHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
     List<String> outdated = outdatedHiddenColumns(storage, shape);
     if (outdated.isEmpty()) {
       return;
     }
     var update = storage.updateSchema();
-    outdated.forEach(update::deleteColumn);
+    for (StructField field : shape.hiddenFields()) {
+      if (outdated.contains(field.name())) {
+        update.deleteColumn(field.name()).addColumn(field.name(), org.apache.iceberg.spark.SparkSchemaUtil.convert(field.dataType()));
+      }
+    }
     update.commit();
     catalog.invalidateSparkCache(mv.storageName());
   }
@@ -869,7 +877,7 @@ public final class RefreshExecutor {
         if (shape.kind() != DefinitionShape.Kind.AGGREGATE) {
           throw new FloeException("Cannot refresh " + mv + ": its storage keeps groups but the definition is not an aggregate: " + shape.reason());
         }
-        dropOutdatedHiddenColumns(mv, storage, shape);
+        replaceOutdatedHiddenColumns(mv, storage, shape);
         addMissingHiddenColumns(mv, storage, shape);
         try {
           return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
