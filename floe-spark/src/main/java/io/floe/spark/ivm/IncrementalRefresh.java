@@ -844,6 +844,19 @@ public final class IncrementalRefresh {
   }
 
   /**
+   * From how many bytes of storage files the stored value maps of the touched groups are spread
+   * over the cores before a change is merged into them. Below it, merging them in one task costs
+   * less than the shuffles that spread them.
+   */
+  private static final long SPREAD_STATE_BYTES = 16L << 20;
+
+  /** The bytes of a storage snapshot's data files, from its summary; unknown counts as unlimited. */
+  private static long storageBytes(Snapshot snapshot) {
+    String bytes = snapshot.summary() == null ? null : snapshot.summary().get("total-files-size");
+    return bytes == null ? Long.MAX_VALUE : Long.parseLong(bytes);
+  }
+
+  /**
    * Live rows of a storage snapshot, from its summary: the rows in its data files less those its
    * position deletes remove (the storage is merge-on-read); unknown counts as unlimited.
    */
@@ -1180,8 +1193,11 @@ public final class IncrementalRefresh {
     Dataset<Row> k = affected;
     if (!distinct.isEmpty()) {
       // The value maps of the touched groups are most of the work. The storage holds few, large
-      // rows, often in one file read by one task: spread them over the cores before merging.
-      stored = stored.repartition(spark.sparkContext().defaultParallelism()).localCheckpoint(true);
+      // rows, often in one file read by one task: spread them over the cores before merging, when
+      // they are large enough for that to pay; small ones stay in one task, which saves the shuffles.
+      stored = storageBytes(readSnapshot) >= SPREAD_STATE_BYTES
+          ? stored.repartition(spark.sparkContext().defaultParallelism()).localCheckpoint(true)
+          : stored.coalesce(1).localCheckpoint(true);
       k = DistinctState.withStoredMaps(affected, stored, keys, distinct.keySet());
     }
     for (Map.Entry<DefinitionShape.DistinctColumn, Terms> entry : distinct.entrySet()) {
