@@ -850,7 +850,10 @@ public final class IncrementalRefresh {
    */
   private static final long SPREAD_STATE_BYTES = 16L << 20;
 
-  /** The bytes of a storage snapshot's data files, from its summary; unknown counts as unlimited. */
+  /**
+   * The bytes of a storage snapshot's data and delete files, from its summary (data files whose rows
+   * are mostly deleted count whole, so it errs high); unknown counts as unlimited.
+   */
   private static long storageBytes(Snapshot snapshot) {
     String bytes = snapshot.summary() == null ? null : snapshot.summary().get("total-files-size");
     return bytes == null ? Long.MAX_VALUE : Long.parseLong(bytes);
@@ -1194,7 +1197,8 @@ public final class IncrementalRefresh {
     if (!distinct.isEmpty()) {
       // The value maps of the touched groups are most of the work. The storage holds few, large
       // rows, often in one file read by one task: spread them over the cores before merging, when
-      // they are large enough for that to pay; small ones stay in one task, which saves the shuffles.
+      // they are large enough for that to pay; small ones stay in one task, which saves the shuffles
+      // (the storage is then read in one task too, which the size bound keeps short).
       stored = storageBytes(readSnapshot) >= SPREAD_STATE_BYTES
           ? stored.repartition(spark.sparkContext().defaultParallelism()).localCheckpoint(true)
           : stored.coalesce(1).localCheckpoint(true);

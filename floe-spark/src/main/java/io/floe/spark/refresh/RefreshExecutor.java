@@ -761,7 +761,8 @@ public final class RefreshExecutor {
   /**
    * Replaces the {@linkplain #outdatedHiddenColumns outdated hidden columns} by empty ones of the
    * type the shape keeps, in one schema update (as {@link ColumnWidening} replaces a column), for
-   * the full refresh to write anew.
+   * the full refresh to write anew. The new column has a new field id, so until a refresh writes
+   * it, {@link #unwrittenHiddenColumns} keeps the next refresh full: a failed one is retried in full.
    */
   private void replaceOutdatedHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
     List<String> outdated = outdatedHiddenColumns(storage, shape);
@@ -771,7 +772,8 @@ public final class RefreshExecutor {
     var update = storage.updateSchema();
     for (StructField field : shape.hiddenFields()) {
       if (outdated.contains(field.name())) {
-        update.deleteColumn(field.name()).addColumn(field.name(), org.apache.iceberg.spark.SparkSchemaUtil.convert(field.dataType()));
+        org.apache.iceberg.types.Type type = org.apache.iceberg.spark.SparkSchemaUtil.convert(field.dataType());
+        update.deleteColumn(field.name()).addColumn(field.name(), type);
       }
     }
     update.commit();
