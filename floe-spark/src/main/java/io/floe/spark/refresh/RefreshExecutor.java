@@ -707,7 +707,7 @@ public final class RefreshExecutor {
           "the storage table lacks the bookkeeping column(s) " + String.join(", ", missing)
               + " (it was created by an earlier Floe); a full refresh adds them");
     }
-    List<String> outdated = outdatedHiddenColumns(storage, shape);
+    List<String> outdated = outdatedHiddenColumns(storage, shape).stream().map(StructField::name).toList();
     if (!outdated.isEmpty()) {
       return Optional.of(
           "the storage table keeps the bookkeeping column(s) " + String.join(", ", outdated)
@@ -746,7 +746,7 @@ public final class RefreshExecutor {
    * The hidden columns the shape keeps that the storage table has with another type: an earlier
    * Floe kept COUNT(DISTINCT) values in a map, where they are now packed in a binary value.
    */
-  private static List<String> outdatedHiddenColumns(Table storage, DefinitionShape shape) {
+  private static List<StructField> outdatedHiddenColumns(Table storage, DefinitionShape shape) {
     org.apache.iceberg.Schema schema = storage.schema();
     return shape.hiddenFields().stream()
         .filter(f -> {
@@ -754,7 +754,6 @@ public final class RefreshExecutor {
           return stored != null
               && stored.type().typeId() != org.apache.iceberg.spark.SparkSchemaUtil.convert(f.dataType()).typeId();
         })
-        .map(StructField::name)
         .toList();
   }
 
@@ -765,16 +764,14 @@ public final class RefreshExecutor {
    * it, {@link #unwrittenHiddenColumns} keeps the next refresh full: a failed one is retried in full.
    */
   private void replaceOutdatedHiddenColumns(MaterializedView mv, Table storage, DefinitionShape shape) {
-    List<String> outdated = outdatedHiddenColumns(storage, shape);
+    List<StructField> outdated = outdatedHiddenColumns(storage, shape);
     if (outdated.isEmpty()) {
       return;
     }
     var update = storage.updateSchema();
-    for (StructField field : shape.hiddenFields()) {
-      if (outdated.contains(field.name())) {
-        org.apache.iceberg.types.Type type = org.apache.iceberg.spark.SparkSchemaUtil.convert(field.dataType());
-        update.deleteColumn(field.name()).addColumn(field.name(), type);
-      }
+    for (StructField field : outdated) {
+      org.apache.iceberg.types.Type type = org.apache.iceberg.spark.SparkSchemaUtil.convert(field.dataType());
+      update.deleteColumn(field.name()).addColumn(field.name(), type);
     }
     update.commit();
     catalog.invalidateSparkCache(mv.storageName());
