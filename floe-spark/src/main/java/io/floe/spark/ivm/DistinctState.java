@@ -97,7 +97,7 @@ public final class DistinctState {
     Dataset<Row> storedKeys = stored.select(StorageLayout.columns(keys));
     Dataset<Row> fresh =
         affected
-            .join(storedKeys, IncrementalRefresh.joinCondition(affected, storedKeys, keys), "left_anti")
+            .join(storedKeys, AggregateDelta.joinCondition(affected, storedKeys, keys), "left_anti")
             .select(empty.toArray(new Column[0]));
     return stored.select(kept.toArray(new Column[0])).unionByName(fresh);
   }

@@ -12,11 +12,14 @@ import io.floe.refresh.RefreshRecord;
 import io.floe.refresh.RefreshResult;
 import io.floe.refresh.RefreshRun;
 import io.floe.refresh.RefreshType;
+import io.floe.spark.ivm.AggregateDelta;
 import io.floe.spark.ivm.ColumnRole;
 import io.floe.spark.ivm.DefinitionShape;
 import io.floe.spark.ivm.IncrementalRefresh;
 import io.floe.spark.ivm.KeyNarrowing;
 import io.floe.spark.ivm.RowLineage;
+import io.floe.spark.ivm.SizeChecks;
+import io.floe.spark.ivm.SourceFeeds;
 import io.floe.spark.ivm.SourceColumns;
 import io.floe.spark.ivm.StorageLayout;
 import io.floe.spark.mv.DefinitionSettings;
@@ -255,7 +258,7 @@ public final class RefreshExecutor {
     PinnedDefinition pinned =
         pinning.pin(definitionOf(mv), mv.defaultCatalog(), mv.defaultNamespace(), notBehind(mv, prePinned, before));
     List<SourceState> after = pinned.sourceStates();
-    attemptWarnings.addAll(IncrementalRefresh.openFeeds(pinned.sources()));
+    attemptWarnings.addAll(SourceFeeds.openFeeds(pinned.sources()));
 
     if (!full
         && recorded.isPresent()
@@ -541,7 +544,7 @@ public final class RefreshExecutor {
           strategy = strategy == null ? "FULL: " + inspection.unsupportedReason().get() : strategy;
         } else if (inspection.operations().stream().allMatch("replace"::equals)) {
           detail += ": compaction only, nothing to read";
-        } else if (io.floe.spark.ivm.IncrementalRefresh.readsFromFeed(source, from, to)) {
+        } else if (SourceFeeds.readsFromFeed(source, from, to)) {
           detail += ": read the changes its refreshes recorded in its change feed";
         } else if (incomparable.isPresent()) {
           detail += ": change not capturable, " + incomparable.get();
@@ -573,10 +576,10 @@ public final class RefreshExecutor {
           incremental.notInStateChange(mv, pinned, recorded.get())
               .map(reason -> "FULL: " + reason)
               .orElseGet(() -> incrementalStrategy(shape, analyzed));
-      if (strategy.startsWith("INCREMENTAL") && incremental.sizeChecksApply(pinned.sources())) {
+      if (strategy.startsWith("INCREMENTAL") && new SizeChecks(spark).applyTo(pinned.sources())) {
         // Those checks weigh the change itself, which EXPLAIN does not read.
         strategy += "; FULL instead when the size checks find a full refresh costs less for the change ("
-            + IncrementalRefresh.DELTA_THRESHOLD_CHECK + "=false turns them off)";
+            + SizeChecks.DELTA_THRESHOLD_CHECK + "=false turns them off)";
       }
     }
     lines.add(new String[] {"strategy", strategy});
@@ -851,7 +854,7 @@ public final class RefreshExecutor {
           addMissingColumns(mv, storage, List.of(lineageField()));
           List<String> keyed = new ArrayList<>(rowColumns);
           keyed.add(RowLineage.COLUMN);
-          rows = (Dataset<Row>) IncrementalRefresh.readPinned(spark, pinning, mv, pinned, lineage.get(), keyed);
+          rows = (Dataset<Row>) AggregateDelta.readPinned(spark, pinning, mv, pinned, lineage.get(), keyed);
         } else {
           rows = definition.toDF(rowColumns.toArray(new String[0]));
         }
@@ -879,7 +882,7 @@ public final class RefreshExecutor {
         replaceOutdatedHiddenColumns(mv, storage, shape);
         addMissingHiddenColumns(mv, storage, shape);
         try {
-          return (Dataset<Row>) IncrementalRefresh.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
+          return (Dataset<Row>) AggregateDelta.aggregatedRows(spark, pinning, mv, shape, pinned, all -> all);
         } catch (RuntimeException e) {
           throw new FloeException("Cannot refresh " + mv + ": " + ErrorMessages.firstLine(e.getMessage()), e);
         }

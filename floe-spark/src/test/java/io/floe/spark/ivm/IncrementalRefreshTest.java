@@ -681,7 +681,7 @@ class IncrementalRefreshTest {
     spark = SharedSpark.session();
     SharedSpark.freshNamespace("ivmouterscan");
     // The check applies from a million rows by default; here from the first.
-    spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "0");
+    spark.conf().set(SizeChecks.SCAN_FLOOR, "0");
     try {
       spark.sql("CREATE TABLE orders (id INT, cust INT, amount INT) USING iceberg TBLPROPERTIES (" + MOR + ")");
       spark.sql("CREATE TABLE customers (cust INT, region STRING) USING iceberg TBLPROPERTIES (" + MOR + ")");
@@ -703,7 +703,7 @@ class IncrementalRefreshTest {
       assertThat(explainStrategy("per_region"))
           .startsWith("INCREMENTAL: ")
           .endsWith("; FULL instead when the size checks find a full refresh costs less for the change ("
-              + IncrementalRefresh.DELTA_THRESHOLD_CHECK + "=false turns them off)");
+              + SizeChecks.DELTA_THRESHOLD_CHECK + "=false turns them off)");
       Row dimension = refresh("per_region");
       assertThat(dimension.getString(1)).isEqualTo("FULL");
       assertThat(dimension.getString(2))
@@ -722,15 +722,15 @@ class IncrementalRefreshTest {
       assertRefreshedIncrementally("per_region", perRegion);
       assertRefreshedIncrementally("pairs", pairs);
 
-      spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
+      spark.conf().set(SizeChecks.DELTA_THRESHOLD_CHECK, "false");
       spark.sql("DELETE FROM customers WHERE cust = 10");
       assertThat(explainStrategy("per_region")).startsWith("INCREMENTAL: ").doesNotContain("size checks");
       assertRefreshedIncrementally("per_region", perRegion);
       assertRefreshedIncrementally("full_per_region", fullPerRegion);
       assertRefreshedIncrementally("pairs", pairs);
     } finally {
-      spark.conf().unset(IncrementalRefresh.SCAN_FLOOR);
-      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
+      spark.conf().unset(SizeChecks.SCAN_FLOOR);
+      spark.conf().unset(SizeChecks.DELTA_THRESHOLD_CHECK);
     }
   }
 
@@ -775,7 +775,7 @@ class IncrementalRefreshTest {
     spark = SharedSpark.session();
     SharedSpark.freshNamespace("ivmspread");
     // The check applies from a million rows by default; here from the first.
-    spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "0");
+    spark.conf().set(SizeChecks.SCAN_FLOOR, "0");
     try {
       // Copy-on-write: an UPDATE rewrites the table's one data file, so its change is read from
       // both versions of it, twice the rows a full refresh reads.
@@ -824,21 +824,21 @@ class IncrementalRefreshTest {
       assertMatches("mean", averaged);
 
       // Glue's key turns the check off: the same kind of change refreshes incrementally.
-      spark.conf().set(IncrementalRefresh.DELTA_THRESHOLD_CHECK, "false");
+      spark.conf().set(SizeChecks.DELTA_THRESHOLD_CHECK, "false");
       spark.sql("UPDATE t SET d = 'v' WHERE id = 2");
       assertRefreshedIncrementally("lin", linear);
       assertRefreshedIncrementally("mean", averaged);
       assertRefreshedIncrementally("ids", distinctIds);
 
-      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
-      spark.conf().set(IncrementalRefresh.SCAN_FLOOR, "many");
+      spark.conf().unset(SizeChecks.DELTA_THRESHOLD_CHECK);
+      spark.conf().set(SizeChecks.SCAN_FLOOR, "many");
       spark.sql("INSERT INTO t VALUES (8, 'b', 'q')");
       assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> refresh("lin")))
-          .hasMessageContaining(IncrementalRefresh.SCAN_FLOOR)
+          .hasMessageContaining(SizeChecks.SCAN_FLOOR)
           .hasMessageContaining("'many'");
     } finally {
-      spark.conf().unset(IncrementalRefresh.SCAN_FLOOR);
-      spark.conf().unset(IncrementalRefresh.DELTA_THRESHOLD_CHECK);
+      spark.conf().unset(SizeChecks.SCAN_FLOOR);
+      spark.conf().unset(SizeChecks.DELTA_THRESHOLD_CHECK);
     }
   }
 
