@@ -13,6 +13,7 @@ import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.when;
 
 import io.floe.spark.mv.MaterializedView;
+import io.floe.spark.refresh.CountSetting;
 import io.floe.spark.refresh.PinnedDefinition;
 import io.floe.spark.refresh.Source;
 import io.floe.spark.refresh.SourcePinning;
@@ -113,11 +114,14 @@ public final class AggregateDelta {
   }
 
   /**
-   * From how many bytes of storage files the stored value maps of the touched groups are spread
-   * over the cores before a change is merged into them. Below it, merging them in one task costs
-   * less than the shuffles that spread them.
+   * The setting of how many bytes of storage files (data and delete files) a view with {@code
+   * COUNT(DISTINCT)} holds from which the stored values of the touched groups are spread over the
+   * cores before a change is merged into them ({@value #DEFAULT_SPREAD_STATE_BYTES}, 16 MB, by
+   * default). Below it, merging them in one task costs less than the shuffles that spread them.
    */
-  private static final long SPREAD_STATE_BYTES = 16L << 20;
+  public static final String SPREAD_STATE_BYTES = "floe.refresh.distinct-state.spread-bytes";
+
+  private static final long DEFAULT_SPREAD_STATE_BYTES = 16L << 20;
 
   /**
    * The bytes of a storage snapshot's data and delete files, from its summary (data files whose rows
@@ -177,7 +181,7 @@ public final class AggregateDelta {
       // rows, often in one file read by one task: spread them over the cores before merging, when
       // they are large enough for that to pay; small ones stay in one task, which saves the shuffles
       // (the storage is then read in one task too, which the size bound keeps short).
-      stored = storageBytes(readSnapshot) >= SPREAD_STATE_BYTES
+      stored = storageBytes(readSnapshot) >= CountSetting.bytes(spark, SPREAD_STATE_BYTES, DEFAULT_SPREAD_STATE_BYTES, 0)
           ? stored.repartition(spark.sparkContext().defaultParallelism()).localCheckpoint(true)
           : stored.coalesce(1).localCheckpoint(true);
       k = DistinctState.withStoredMaps(affected, stored, keys, distinct.keySet());

@@ -3,7 +3,7 @@ package io.floe.spark.ivm;
 import static org.apache.spark.sql.functions.max;
 import static org.apache.spark.sql.functions.sum;
 
-import io.floe.spark.refresh.RowCountSetting;
+import io.floe.spark.refresh.CountSetting;
 import io.floe.spark.refresh.Source;
 import java.util.List;
 import org.apache.iceberg.Snapshot;
@@ -48,7 +48,7 @@ public final class SizeChecks {
 
   /** The fewest source rows from which the checks apply. */
   long scanFloor() {
-    return RowCountSetting.of(spark, SCAN_FLOOR, DEFAULT_SCAN_FLOOR, 0);
+    return CountSetting.rows(spark, SCAN_FLOOR, DEFAULT_SCAN_FLOOR, 0);
   }
 
   /**

@@ -902,7 +902,7 @@ public final class RefreshExecutor {
 
   /** How many ranges, and so files, a full refresh clusters a {@code ROWS} storage table into. */
   private int clusteredFiles(PinnedDefinition pinned) {
-    long perFile = RowCountSetting.of(spark, ROWS_PER_CLUSTERED_FILE, DEFAULT_ROWS_PER_CLUSTERED_FILE, 1);
+    long perFile = CountSetting.rows(spark, ROWS_PER_CLUSTERED_FILE, DEFAULT_ROWS_PER_CLUSTERED_FILE, 1);
     long sourceRows = pinned.sources().stream().mapToLong(Source::totalRecords).sum();
     return (int) Math.min(10_000, Math.max(1, (sourceRows + perFile - 1) / perFile));
   }

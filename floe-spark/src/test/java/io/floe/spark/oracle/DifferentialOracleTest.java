@@ -5,6 +5,7 @@ import io.floe.mv.RefreshStateParser;
 import io.floe.mv.SourceState;
 import io.floe.spark.EmbeddedLakehouse;
 import io.floe.spark.SharedSpark;
+import io.floe.spark.ivm.AggregateDelta;
 import io.floe.spark.refresh.RefreshExecutor;
 import io.floe.spark.refresh.StorageCompaction;
 import java.util.ArrayList;
@@ -56,7 +57,8 @@ import org.junit.jupiter.api.TestFactory;
  * consecutive seeds take them in turn), and an MV over an MV: a linear or aggregate view reading an
  * upstream MV of every column of a source (filtered now and then), whose change it reads from the
  * upstream's change feed or storage files; the upstream's storage is compacted now and then; and
- * an MV of every row of the aggregate one (whose COUNT(DISTINCT) value maps it must not read). Storage tables are now and then partitioned or merge-on-read. Each step runs one to three
+ * an MV of every row of the aggregate one (whose COUNT(DISTINCT) value maps it must not read). Storage tables are now and then partitioned or merge-on-read;
+ * odd seeds spread the stored COUNT(DISTINCT) values over the cores before each merge, as large views do. Each step runs one to three
  * random INSERTs (exact duplicates included), UPDATEs, DELETEs (whole groups now and then), MERGEs
  * or compactions, then refreshes most views, some of them twice in a row.
  *
@@ -205,6 +207,7 @@ public class DifferentialOracleTest {
             failure);
       } finally {
         spark.conf().unset(RefreshExecutor.ROWS_PER_CLUSTERED_FILE);
+        spark.conf().unset(AggregateDelta.SPREAD_STATE_BYTES);
       }
       TALLY.countSeed(steps, operations);
       System.out.printf("seed %d: %d steps in %d ms%n", seed, steps, System.currentTimeMillis() - start);
@@ -216,6 +219,11 @@ public class DifferentialOracleTest {
       // Storage files of a few rows each: the value bounds of every MERGE then decide which files
       // it reads, so a wrong bound shows up as a wrong view.
       execute("SET " + RefreshExecutor.ROWS_PER_CLUSTERED_FILE + "=4");
+      if (seed % 2 == 1) {
+        // The stored COUNT(DISTINCT) values of the touched groups spread over the cores before each
+        // merge, as in a view whose storage holds 16 MB or more; even seeds merge them in one task.
+        execute("SET " + AggregateDelta.SPREAD_STATE_BYTES + "=0");
+      }
       for (String table : List.of("t1", "t2")) {
         String format = workload.randomFormat();
         String partitioning = workload.randomPartitioning();
