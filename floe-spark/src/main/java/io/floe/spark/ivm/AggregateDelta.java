@@ -148,7 +148,7 @@ public final class AggregateDelta {
    * so, they meet the storage table's columns by name, whatever order the table has them in (a
    * storage table created before Floe kept a hidden column has it appended).
    */
-  static List<String> groupColumns(MaterializedView mv, DefinitionShape shape) {
+  private static List<String> groupColumns(MaterializedView mv, DefinitionShape shape) {
     List<String> columns = new ArrayList<>(mv.rowColumns());
     shape.hiddenFields().stream()
         .map(StructField::name)

@@ -109,7 +109,7 @@ final class ChangeTerms {
     return new Terms(unionAll(fromInserted), unionAll(fromDeleted));
   }
 
-  static Dataset<Row> unionAll(List<Dataset<Row>> parts) {
+  private static Dataset<Row> unionAll(List<Dataset<Row>> parts) {
     Dataset<Row> all = parts.get(0);
     for (int i = 1; i < parts.size(); i++) {
       all = all.union(parts.get(i));
@@ -286,7 +286,7 @@ final class ChangeTerms {
    * inference of filters from constraints then fails ("key not found") on a UNION of such a term
    * with another; the rows' statistics are kept.
    */
-  Dataset<Row> checkpointed(Dataset<Row> rows) {
+  private Dataset<Row> checkpointed(Dataset<Row> rows) {
     org.apache.spark.sql.classic.Dataset<Row> kept = (org.apache.spark.sql.classic.Dataset<Row>) rows.localCheckpoint(true);
     org.apache.spark.sql.execution.LogicalRDD plan = (org.apache.spark.sql.execution.LogicalRDD) kept.logicalPlan();
     return org.apache.spark.sql.classic.Dataset.ofRows(
@@ -382,7 +382,7 @@ final class ChangeTerms {
     return Plans.relation(List.of(view));
   }
 
-  Dataset<Row> rows(LogicalPlan plan, List<String> names) {
+  private Dataset<Row> rows(LogicalPlan plan, List<String> names) {
     return org.apache.spark.sql.classic.Dataset.ofRows(spark, plan).toDF(names.toArray(new String[0]));
   }
 

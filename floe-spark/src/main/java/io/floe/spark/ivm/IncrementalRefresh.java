@@ -33,8 +33,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Steps 2 to 4 of the refresh protocol for a definition with an incremental shape: captures the
@@ -45,8 +43,6 @@ import org.slf4j.LoggerFactory;
  * StorageCommit}); or says why a full refresh must run instead.
  */
 public final class IncrementalRefresh {
-  private static final Logger LOG = LoggerFactory.getLogger(IncrementalRefresh.class);
-
   /** What an incremental attempt did: applied the change, or found a reason to recompute. */
   public sealed interface Outcome permits Applied, Fallback {}
 
