@@ -83,16 +83,20 @@ public final class AggregateDelta {
       String changes,
       Map<String, Long> rowsRead) {
     List<Source> sources = pinned.sources();
-    Optional<String> scansWhole = outerJoinReadsMoreThanItWrites(mv, shape, readSnapshot, pinned, sources, oldSources, moved);
+    Optional<String> scansWhole =
+        outerJoinReadsMoreThanItWrites(mv, shape, readSnapshot, pinned, sources, oldSources, moved);
     if (scansWhole.isPresent()) {
       return new Full(scansWhole.get());
     }
     ChangeTerms.ChangeViews changed = changeViews.get();
-    ChangeTerms.Terms terms =
-        changeTerms.terms(mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
+    ChangeTerms.Terms terms = changeTerms.terms(
+        mv, shape.augmentedParsed().orElseThrow(), groupColumns(mv, shape), sources, oldSources, moved, changed);
     List<String> keys = groupKeys(mv, shape);
     Dataset<Row> affected =
-        terms.inserted().select(StorageLayout.columns(keys)).union(terms.deleted().select(StorageLayout.columns(keys))).distinct().localCheckpoint(true);
+        terms.inserted().select(StorageLayout.columns(keys))
+            .union(terms.deleted().select(StorageLayout.columns(keys)))
+            .distinct()
+            .localCheckpoint(true);
     Optional<String> tooCostly = recomputesMostGroups(shape, readSnapshot, pinned, affected);
     if (tooCostly.isPresent()) {
       return new Full(tooCostly.get());

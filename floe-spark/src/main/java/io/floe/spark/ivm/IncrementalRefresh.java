@@ -203,22 +203,25 @@ public final class IncrementalRefresh {
         AggregateDelta.Result result =
             new AggregateDelta(spark, pinning, changeTerms, sizeChecks)
                 .change(mv, shape, storage, readSnapshot, pinned, oldSources, moved, changeViews, changes, rowsRead);
-        if (result instanceof AggregateDelta.Full full) {
-          return new Fallback(full.reason());
+        if (!(result instanceof AggregateDelta.Merge groups)) {
+          return new Fallback(((AggregateDelta.Full) result).reason());
         }
-        summary = ((AggregateDelta.Merge) result).summary();
-        merge = ((AggregateDelta.Merge) result).merge();
+        summary = groups.summary();
+        merge = groups.merge();
       } else {
         Dataset<Row> rows;
         if (keyed.isPresent()) {
-          LinearDelta.LineageChange change = new LinearDelta(changeTerms).lineageChange(mv, keyed.get(), sources, oldSources, zsets.get(0), check, suffix, views);
+          LinearDelta.LineageChange change =
+              new LinearDelta(changeTerms)
+                  .lineageChange(mv, keyed.get(), sources, oldSources, zsets.get(0), check, suffix, views);
           if (change.repeated() > 0) {
             return new Fallback(change.repeated() + " source row id(s) each give more than one row, so the stored rows"
                 + " cannot be matched by them");
           }
           change.rows().createOrReplaceTempView(changes);
           String reason = changedReason(appendOnly, operations);
-          long snapshot = commit.merge(mv, storage, readSnapshot, LinearDelta.lineageMerge(mv, changes, change), Optional.empty(), stateJson, reason,
+          long snapshot = commit.merge(
+              mv, storage, readSnapshot, LinearDelta.lineageMerge(mv, changes, change), Optional.empty(), stateJson, reason,
               change.expectations(), true);
           List<String> warnings = new ArrayList<>();
           change.judged().flatMap(rejected -> check.quarantineCommitted(rejected, System.currentTimeMillis(), false))
