@@ -2,6 +2,7 @@ package io.floe.spark.ivm;
 
 import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.max;
 
 import io.floe.mv.RefreshState;
@@ -27,6 +28,7 @@ import java.util.stream.Collectors;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.spark.SparkSchemaUtil;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -421,17 +423,33 @@ public final class IncrementalRefresh {
 
   /**
    * The columns the change of {@code source} is read in, when not all of its storage's: for a
-   * table, the columns the definition depends on, when its plan shows them; for an aggregate MV,
-   * its view columns, one storage row per group, whose hidden counters and COUNT(DISTINCT) value
-   * maps are no part of its rows (the maps are most of its storage and cannot be compared row by
-   * row). An MV of plain rows is read in every column: its change needs its hidden multiplicity.
+   * table, the columns the definition depends on, when its plan shows them. For an MV, the view
+   * columns the definition's rows need, with, for an MV of plain rows, its hidden multiplicity: a
+   * change read in fewer columns decodes fewer (an MV over a wide one reads a few of its columns),
+   * and its other view columns are NULL ({@link #logicalRows}). When the plan does not show them,
+   * an aggregate MV is read in its view columns, one storage row per group, whose hidden counters
+   * and COUNT(DISTINCT) value maps are no part of its rows (the maps are most of its storage and
+   * cannot be compared row by row), and an MV of plain rows in every column.
    */
   public static Optional<Set<String>> changeColumns(Source source, SourceColumns readColumns) {
     if (source.materializedView().isEmpty()) {
       return readColumns.rowsDependOn(source.table());
     }
     MaterializedView upstream = source.materializedView().get();
-    return upstream.layout() == StorageLayout.GROUPS ? Optional.of(Set.copyOf(upstream.viewColumns())) : Optional.empty();
+    Optional<Set<String>> needed = readColumns.rowsNeed(source.table()).map(columns -> {
+      Set<String> view = new java.util.HashSet<>();
+      upstream.viewColumns().forEach(c -> view.add(c.toLowerCase(java.util.Locale.ROOT)));
+      Set<String> read = new java.util.TreeSet<>();
+      columns.stream().filter(view::contains).forEach(read::add);
+      if (upstream.layout() == StorageLayout.ROWS) {
+        read.add(StorageLayout.COUNT.toLowerCase(java.util.Locale.ROOT));
+      }
+      return read;
+    });
+    if (needed.isPresent() || upstream.layout() != StorageLayout.GROUPS) {
+      return needed;
+    }
+    return Optional.of(Set.copyOf(upstream.viewColumns()));
   }
 
   /**
@@ -465,7 +483,10 @@ public final class IncrementalRefresh {
     return source.materializedView().map(MaterializedView::storageName).orElse(source.name()).quoted();
   }
 
-  /** The source's change as rows of what the definition reads, with their weights. */
+  /**
+   * The source's change as rows of what the definition reads, with their weights: for an MV, its
+   * view columns, those the change was not read in NULL (the definition's rows need none of them).
+   */
   private static Dataset<Row> logicalRows(Dataset<Row> zset, Source source) {
     if (source.materializedView().isEmpty()) {
       return zset;
@@ -475,12 +496,20 @@ public final class IncrementalRefresh {
         mv.layout() == StorageLayout.ROWS
             ? zset.withColumn(WEIGHT, col(WEIGHT).multiply(col(StorageLayout.COUNT)))
             : zset;
+    Set<String> held = new java.util.HashSet<>();
+    for (String c : zset.columns()) {
+      held.add(c.toLowerCase(java.util.Locale.ROOT));
+    }
+    org.apache.iceberg.Schema stored = source.table().schema();
     // The view's rows as a read of it gives them: a collated column cast back to its collation.
     Map<String, DataType> collated = mv.collatedColumns();
     List<Column> columns = new ArrayList<>();
     for (String c : mv.viewColumns()) {
-      Column column = col(StorageLayout.quote(c));
-      columns.add(collated.containsKey(c) ? column.cast(collated.get(c)).as(c) : column);
+      Column column =
+          held.contains(c.toLowerCase(java.util.Locale.ROOT))
+              ? col(StorageLayout.quote(c))
+              : lit(null).cast(SparkSchemaUtil.convert(stored.caseInsensitiveFindField(c).type()));
+      columns.add((collated.containsKey(c) ? column.cast(collated.get(c)) : column).as(c));
     }
     columns.add(col(WEIGHT));
     return weighted.select(columns.toArray(new Column[0]));

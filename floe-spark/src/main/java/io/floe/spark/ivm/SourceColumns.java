@@ -193,6 +193,19 @@ public final class SourceColumns {
   }
 
   /**
+   * The columns of {@code table} the definition's rows need (see {@link #needed}), lower case: fewer
+   * than {@link #rowsDependOn} where a projection names a column that nothing above it uses, as
+   * the projection of every view column that reads an MV from its storage does. A change holding
+   * only these, the others NULL, gives the definition the same rows. Absent when the plan does not
+   * show it, as for {@link #rowsDependOn}.
+   */
+  public Optional<Set<String>> rowsNeed(Table table) {
+    return traceable
+        ? Optional.ofNullable(neededByTable.get(table.uuid().toString())).map(java.util.Collections::unmodifiableSet)
+        : Optional.empty();
+  }
+
+  /**
    * Why the schemas {@code schemaIds} of {@code table} (named {@code name}) differ in a column the
    * definition's rows need: a needed column missing from one of them, or a different field or type
    * behind its name. Empty when they agree on every needed column.

@@ -438,13 +438,30 @@ public final class RefreshExecutor {
   /**
    * Which columns of a source its change is read in ({@link IncrementalRefresh#changeColumns}): a
    * table's, those the definition depends on (its first column alone when it depends on none, to
-   * count rows), or every column when the plan does not show which; an aggregate MV's, its view
-   * columns; an MV of plain rows is read with its hidden multiplicity, so nothing is said.
+   * count rows), or every column when the plan does not show which; an MV's, the view columns the
+   * definition needs, with the multiplicity of an MV of plain rows.
    */
   private static String columnsRead(Source source, SourceColumns readColumns) {
     Optional<Set<String>> read = IncrementalRefresh.changeColumns(source, readColumns);
     if (source.materializedView().isPresent()) {
-      return read.map(columns -> ", in its " + columns.size() + " view columns (not its hidden bookkeeping columns)").orElse("");
+      MaterializedView upstream = source.materializedView().get();
+      int total = upstream.viewColumns().size();
+      String multiplicity = upstream.layout() == StorageLayout.ROWS ? " and its hidden row count" : "";
+      return read
+          .map(columns -> {
+            List<String> view = columns.stream().filter(c -> !c.equalsIgnoreCase(StorageLayout.COUNT)).toList();
+            if (view.isEmpty()) {
+              return upstream.layout() == StorageLayout.ROWS
+                  ? ", in its hidden row count alone (the view reads none of its columns; rows are counted)"
+                  : ", in its first column alone (the view reads none; rows are counted)";
+            }
+            String named = view.size() <= NAMED_COLUMNS ? " (" + String.join(", ", view) + ")" : "";
+            return view.size() >= total
+                ? ", in all its " + total + " view columns" + multiplicity
+                : ", in " + view.size() + " of its " + total + " view columns" + named + multiplicity;
+          })
+          .orElse(", in all its columns, hidden ones included (the definition reads it through a subquery or an"
+              + " operator whose columns are not traced)");
     }
     int total = source.table().schema().columns().size();
     return read
