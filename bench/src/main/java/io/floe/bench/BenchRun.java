@@ -54,11 +54,14 @@ final class BenchRun {
     return builder.getOrCreate();
   }
 
-  /** The {@code spark.*} system properties of this JVM, by key: the settings a run was given. */
+  /**
+   * The {@code spark.*} and {@code floe.*} system properties of this JVM (Spark's settings and
+   * Floe's, which Floe reads from the session's), by key: the settings a run was given.
+   */
   static Map<String, String> givenSettings() {
     Map<String, String> given = new TreeMap<>();
     System.getProperties().stringPropertyNames().stream()
-        .filter(key -> key.startsWith("spark."))
+        .filter(key -> key.startsWith("spark.") || key.startsWith("floe."))
         .forEach(key -> given.put(key, System.getProperty(key)));
     return given;
   }
@@ -69,7 +72,7 @@ final class BenchRun {
    */
   static String givenSettingsLine() {
     Map<String, String> given = givenSettings();
-    return "Spark settings: the embedded lakehouse's"
+    return "Settings: the embedded lakehouse's"
         + (given.isEmpty() ? "" : ", with " + given.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")))
         + "; Iceberg plans scans "
         + (SystemConfigs.SCAN_THREAD_POOL_ENABLED.value() ? "on its worker pool" : "in the calling thread");
