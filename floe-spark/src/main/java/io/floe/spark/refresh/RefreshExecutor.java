@@ -445,38 +445,35 @@ public final class RefreshExecutor {
     Optional<Set<String>> read = IncrementalRefresh.changeColumns(source, readColumns);
     if (source.materializedView().isPresent()) {
       MaterializedView upstream = source.materializedView().get();
-      int total = upstream.viewColumns().size();
-      String multiplicity = upstream.layout() == StorageLayout.ROWS ? " and its hidden row count" : "";
+      boolean rows = upstream.layout() == StorageLayout.ROWS;
       return read
           .map(columns -> {
             List<String> view = columns.stream().filter(c -> !c.equalsIgnoreCase(StorageLayout.COUNT)).toList();
             if (view.isEmpty()) {
-              return upstream.layout() == StorageLayout.ROWS
-                  ? ", in its hidden row count alone (the view reads none of its columns; rows are counted)"
-                  : ", in its first column alone (the view reads none; rows are counted)";
+              return rows ? ", in its hidden row count alone (the view reads none of its columns; rows are counted)" : FIRST_ALONE;
             }
-            String named = view.size() <= NAMED_COLUMNS ? " (" + String.join(", ", view) + ")" : "";
-            return view.size() >= total
-                ? ", in all its " + total + " view columns" + multiplicity
-                : ", in " + view.size() + " of its " + total + " view columns" + named + multiplicity;
+            return someOrAll(view, upstream.viewColumns().size(), "view columns") + (rows ? " and its hidden row count" : "");
           })
-          .orElse(", in all its columns, hidden ones included (the definition reads it through a subquery or an"
-              + " operator whose columns are not traced)");
+          .orElse(", in all its columns, hidden ones included" + NOT_TRACED);
     }
     int total = source.table().schema().columns().size();
     return read
-        .map(columns -> {
-          if (columns.isEmpty()) {
-            return ", in its first column alone (the view reads none; rows are counted)";
-          }
-          if (columns.size() >= total) {
-            return ", in all its " + total + " columns";
-          }
-          String named = columns.size() <= NAMED_COLUMNS ? " (" + String.join(", ", columns) + ")" : "";
-          return ", in " + columns.size() + " of its " + total + " columns" + named;
-        })
-        .orElse(", in all its " + total + " columns (the definition reads it through a subquery or an operator whose"
-            + " columns are not traced)");
+        .map(columns -> columns.isEmpty() ? FIRST_ALONE : someOrAll(columns, total, "columns"))
+        .orElse(", in all its " + total + " columns" + NOT_TRACED);
+  }
+
+  private static final String FIRST_ALONE = ", in its first column alone (the view reads none; rows are counted)";
+
+  private static final String NOT_TRACED =
+      " (the definition reads it through a subquery or an operator whose columns are not traced)";
+
+  /** ", in all its {@code total} {@code noun}", or how many of them are read, named when they are few. */
+  private static String someOrAll(java.util.Collection<String> read, int total, String noun) {
+    if (read.size() >= total) {
+      return ", in all its " + total + " " + noun;
+    }
+    String named = read.size() <= NAMED_COLUMNS ? " (" + String.join(", ", read) + ")" : "";
+    return ", in " + read.size() + " of its " + total + " " + noun + named;
   }
 
   /** Up to how many read columns {@link #columnsRead} names. */
