@@ -366,20 +366,28 @@ public final class DefinitionShape {
     return linearProblem(plan, outerJoins, references, false);
   }
 
+  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins, int references, boolean recomputedByKey) {
+    return linearProblem(plan, outerJoins, references, recomputedByKey, false);
+  }
+
   /**
    * Why {@code plan} is not filters, projections, generators, inner joins (and outer joins when
    * {@code outerJoins}) and UNION ALL over sources each read once, with no subquery expression
    * and no semi or anti join unless {@code recomputedByKey}. A plan whose rows of the touched keys
    * are recomputed whole ({@link KeyedShape}) may hold those and read a source more than once: no
-   * delta rule needs a term per read. The plans of its subqueries are not looked at then.
+   * delta rule needs a term per read. The plans of its subqueries are not looked at then. With
+   * {@code groupedByKey}, it may hold aggregates too: the caller's key, which every read carries,
+   * passes through each of them as a grouping column, so the rows of a key come from the source
+   * rows of that key alone.
    */
-  static Optional<String> linearProblem(LogicalPlan plan, boolean outerJoins, int references, boolean recomputedByKey) {
+  static Optional<String> linearProblem(
+      LogicalPlan plan, boolean outerJoins, int references, boolean recomputedByKey, boolean groupedByKey) {
     List<String> problems = new ArrayList<>();
     List<String> relations = new ArrayList<>();
     plan.foreach(
         node -> {
           String name = node.getClass().getSimpleName();
-          if (!LINEAR_NODES.contains(name)) {
+          if (!LINEAR_NODES.contains(name) && !(groupedByKey && node instanceof Aggregate)) {
             problems.add(operatorName(node) + " is not maintained incrementally yet");
           }
           if (node instanceof Join

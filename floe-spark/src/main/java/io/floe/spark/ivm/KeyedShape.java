@@ -67,7 +67,8 @@ public final class KeyedShape {
     SET_OPERATION("INTERSECT or EXCEPT", "key"),
     SEMI_JOIN("IN, NOT IN or EXISTS subquery or semi join", "key"),
     GROUPED_SEMI_JOIN("GROUP BY over an IN, NOT IN or EXISTS subquery or semi join", "group"),
-    GROUPED_OUTER_JOIN("GROUP BY over an outer join", "group");
+    GROUPED_OUTER_JOIN("GROUP BY over an outer join", "group"),
+    JOINED_AGGREGATES("join of aggregates", "join key");
 
     private final String description;
     private final String unit;
@@ -182,19 +183,28 @@ public final class KeyedShape {
     }
     boolean[] outer = {false};
     boolean[] semi = {false};
-    boolean[] nested = {false};
+    boolean[] join = {false};
+    boolean[] window = {false};
+    boolean[] aggregate = {false};
     analyzed.foreach(
         n -> {
           outer[0] |= n instanceof Join && isOuter(((Join) n).joinType());
           semi[0] |= n instanceof Join && isSemiOrAnti(((Join) n).joinType());
-          nested[0] |= n instanceof Aggregate || n instanceof Window;
+          join[0] |= n instanceof Join;
+          window[0] |= n instanceof Window;
+          // An aggregate below the top select: the top one is a GROUP BY's own rule.
+          aggregate[0] |= n instanceof Aggregate && n != node;
           return scala.runtime.BoxedUnit.UNIT;
         });
-    if (outer[0] && !nested[0]) {
+    if (outer[0] && !window[0]) {
       return Optional.of(outerJoin(analyzed));
     }
-    if (!nested[0] && (semi[0] || analyzed.exists(n -> Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery)))) {
+    boolean nested = window[0] || aggregate[0];
+    if (!nested && (semi[0] || analyzed.exists(n -> Scala.list(n.expressions()).stream().anyMatch(KeyedShape::hasSubquery)))) {
       return Optional.of(semiJoin(analyzed));
+    }
+    if (join[0] && aggregate[0] && !window[0] && !semi[0]) {
+      return Optional.of(joinedAggregates(analyzed));
     }
     return Optional.empty();
   }
@@ -313,7 +323,7 @@ public final class KeyedShape {
       return Optional.of("an outer join with an IN, NOT IN or EXISTS subquery or a semi join under " + above
           + " is not maintained incrementally yet");
     }
-    return semi ? semiJoinProblem(input) : outer ? outerJoinProblem(input) : DefinitionShape.linearProblem(input, false);
+    return semi ? semiJoinProblem(input) : outer ? outerJoinProblem(input, false) : DefinitionShape.linearProblem(input, false);
   }
 
   /**
@@ -710,7 +720,7 @@ public final class KeyedShape {
     Map<ExprId, Integer> reads = new HashMap<>();
     for (int c = 0; c < key.columns().size(); c++) {
       Set<ExprId> roots = new HashSet<>();
-      key.columns().get(c).positions().forEach(p -> roots.add(lineage.root(output.get(p).exprId())));
+      key.columns().get(c).positions().forEach(p -> roots.add(lineage.keyRoot(output.get(p).exprId())));
       if (roots.size() == 1) {
         for (ExprId read : lineage.readAttributes(roots.iterator().next())) {
           if (!wholeReads.contains(read)) {
@@ -780,23 +790,61 @@ public final class KeyedShape {
 
   // Outer joins on an equi-join key
 
+  /**
+   * Outer joins on an equi-join key, of tables and of aggregates ({@code (SELECT day, COUNT(*) ...
+   * GROUP BY day) t FULL JOIN (SELECT day, SUM(amount) ... GROUP BY day) p ON t.day = p.day}):
+   * the key must pass through each aggregate as a grouping column, which it does when every read
+   * has a column equal to it, so the rows of a key come from the source rows of that key alone.
+   */
   private static Verdict outerJoin(LogicalPlan analyzed) {
-    Optional<String> problem = outerJoinProblem(analyzed);
+    return joinedOnKey(
+        analyzed,
+        Operator.OUTER_JOIN,
+        "an outer join is maintained incrementally only on an equi-join key shared by every join and selected"
+            + " from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a FULL JOIN)"
+            + (holdsAggregate(analyzed) ? ", which every aggregate it joins groups by" : ""));
+  }
+
+  /**
+   * Inner joins of aggregates on an equi-join key they all group by ({@code (SELECT day, COUNT(*)
+   * ... GROUP BY day) t JOIN (SELECT day, SUM(amount) ... GROUP BY day) p ON t.day = p.day}), or of
+   * an aggregate and tables: as for {@link #outerJoin}, the rows of a key come from the source rows
+   * of that key alone, and are recomputed from them.
+   */
+  private static Verdict joinedAggregates(LogicalPlan analyzed) {
+    return joinedOnKey(
+        analyzed,
+        Operator.JOINED_AGGREGATES,
+        "a join of aggregates is maintained incrementally only on an equi-join key shared by every join, which every"
+            + " aggregate groups by, and selected");
+  }
+
+  /**
+   * {@code analyzed} keyed by the equi-join key its joins share, as {@code operator}; or, when it
+   * has none, not keyed for the reason {@code notKeyed}.
+   */
+  private static Verdict joinedOnKey(LogicalPlan analyzed, Operator operator, String notKeyed) {
+    Optional<String> problem = outerJoinProblem(analyzed, true);
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
     Optional<KeyColumn> key = outerJoinKey(analyzed, Scala.list(analyzed.output()));
     if (key.isPresent()) {
-      return keyed(Operator.OUTER_JOIN, List.of(new Key(List.of(key.get()))));
+      return keyed(operator, List.of(new Key(List.of(key.get()))));
     }
-    return notKeyed(
-        "an outer join is maintained incrementally only on an equi-join key shared by every join and selected"
-            + " from each side that keeps unmatched rows (the left of a LEFT JOIN, both sides of a FULL JOIN)");
+    return notKeyed(notKeyed);
   }
 
-  /** Why {@code plan} is not filters, projections, inner and outer joins over sources each read once. */
-  private static Optional<String> outerJoinProblem(LogicalPlan plan) {
-    Optional<String> problem = DefinitionShape.linearProblem(plan, true);
+  private static boolean holdsAggregate(LogicalPlan plan) {
+    return plan.exists(n -> n instanceof Aggregate);
+  }
+
+  /**
+   * Why {@code plan} is not filters, projections, inner and outer joins over sources each read
+   * once, and aggregates when {@code aggregates} (the caller checks that its key passes through them).
+   */
+  private static Optional<String> outerJoinProblem(LogicalPlan plan, boolean aggregates) {
+    Optional<String> problem = DefinitionShape.linearProblem(plan, true, -1, false, aggregates);
     if (problem.isEmpty() && plan.exists(n -> n instanceof Union)) {
       return Optional.of("UNION ALL with an outer join is not maintained incrementally yet");
     }
@@ -1034,6 +1082,29 @@ public final class KeyedShape {
         }
       });
       return attributes;
+    }
+
+    /**
+     * The class of {@code id}; for a column computed as the coalesce of columns of one class (a
+     * FULL JOIN's key, {@code coalesce(t.day, p.day)} or {@code USING (day)}), that class: the
+     * column is equal to them wherever one is not NULL, and NULL where all are.
+     */
+    ExprId keyRoot(ExprId id) {
+      Expression computed = aliases.get(id);
+      if (computed instanceof Coalesce) {
+        Set<ExprId> roots = new HashSet<>();
+        for (Expression child : Scala.list(computed.children())) {
+          Optional<Attribute> column = attribute(child);
+          if (column.isEmpty()) {
+            return root(id);
+          }
+          roots.add(keyRoot(column.get().exprId()));
+        }
+        if (roots.size() == 1) {
+          return roots.iterator().next();
+        }
+      }
+      return root(id);
     }
 
     ExprId root(ExprId id) {

@@ -97,7 +97,8 @@ final class OuterJoinDelta {
   /**
    * Whether an analyzed definition that {@link KeyedShape} could not key may still follow this
    * rule: an outer join under the definition or under its GROUP BY without HAVING, with no window,
-   * semi join or subquery that would need keys. {@link #problem} then says whether it does.
+   * aggregate below the joins, semi join or subquery that would need keys. {@link #problem} then
+   * says whether it does.
    */
   static boolean mayApply(LogicalPlan analyzed) {
     LogicalPlan node = KeyedShape.belowTopSelect(analyzed);
@@ -111,7 +112,9 @@ final class OuterJoinDelta {
     boolean[] keyedOnly = {false};
     analyzed.foreach(
         n -> {
-          keyedOnly[0] |= n instanceof org.apache.spark.sql.catalyst.plans.logical.Window
+          // An aggregate below the joins is recomputed by key, or not at all.
+          keyedOnly[0] |= (n instanceof Aggregate && n != node)
+              || n instanceof org.apache.spark.sql.catalyst.plans.logical.Window
               || (n instanceof Join && KeyedShape.isSemiOrAnti(((Join) n).joinType()))
               || Scala.list(n.expressions()).stream()
                   .anyMatch(e -> e.exists(x -> x instanceof org.apache.spark.sql.catalyst.expressions.SubqueryExpression));

@@ -1207,6 +1207,63 @@ class IncrementalRefreshTest {
   }
 
   /**
+   * Gold from several facts: aggregates of each, joined on the key they all group by (FULL, LEFT or
+   * inner), or an aggregate joined back to the rows it summarises. The rows of a key come from the
+   * source rows of that key alone, so a change recomputes the keys it touches: keys that appear on
+   * one side only, leave one side, move between keys, and the NULL key, whose groups never match.
+   * An aggregate not grouped by the join key refreshes in full, and REFRESH POLICY INCREMENTAL
+   * refuses it.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {COW, MOR})
+  void joinsOfAggregatesOnTheirGroupingKeyRecomputeTheTouchedKeys(String properties) {
+    spark = SharedSpark.session();
+    SharedSpark.freshNamespace("ivmjoinedagg");
+    spark.sql("CREATE TABLE trips (id INT, day STRING, city STRING, fare DECIMAL(10,2)) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("CREATE TABLE pays (id INT, day STRING, amount DOUBLE) USING iceberg TBLPROPERTIES (" + properties + ")");
+    spark.sql("INSERT INTO trips VALUES (1, 'd1', 'a', 1.00), (2, 'd1', 'b', 2.00), (3, 'd2', 'a', 3.00), (4, NULL, 'a', 1.50)");
+    spark.sql("INSERT INTO pays VALUES (1, 'd1', 1.0), (2, 'd2', 2.0), (3, 'd2', 2.5), (8, NULL, 4.0), (9, 'd5', 1.0)");
+    String daily =
+        "SELECT coalesce(t.day, p.day) AS day, t.n, t.fares, p.total, p.biggest"
+            + " FROM (SELECT day, COUNT(*) AS n, SUM(fare) AS fares FROM trips GROUP BY day) t"
+            + " FULL JOIN (SELECT day, SUM(amount) AS total, MAX(amount) AS biggest FROM pays GROUP BY day) p ON t.day = p.day";
+    String both =
+        "SELECT t.day, t.city, t.n, p.total FROM (SELECT day, city, COUNT(*) AS n FROM trips GROUP BY day, city) t"
+            + " JOIN (SELECT day, SUM(amount) AS total FROM pays WHERE amount > 1 GROUP BY day) p ON t.day = p.day";
+    String enriched =
+        "SELECT t.id, t.day, t.fare, d.payments, d.total FROM trips t"
+            + " LEFT JOIN (SELECT day, COUNT(*) AS payments, SUM(amount) AS total FROM pays GROUP BY day) d ON t.day = d.day";
+    String[][] keyed = {{"daily", daily}, {"both_days", both}, {"enriched", enriched}};
+    createIncremental(keyed);
+    assertThat(ExplainedRefresh.detail(spark, "daily", "definition")).isEqualTo("outer join, recomputed by join key (day)");
+    assertThat(ExplainedRefresh.detail(spark, "both_days", "definition")).isEqualTo("join of aggregates, recomputed by join key (day)");
+    // Grouped by city, not by the day it is joined on: any day may change.
+    String byCity =
+        "SELECT p.day, t.n, p.total FROM (SELECT city, COUNT(*) AS n, MAX(day) AS day FROM trips GROUP BY city) t"
+            + " FULL JOIN (SELECT day, SUM(amount) AS total FROM pays GROUP BY day) p ON t.day = p.day";
+    assertThatThrownBy(() -> spark.sql("CREATE MATERIALIZED VIEW by_city REFRESH POLICY INCREMENTAL AS " + byCity))
+        .hasMessageContaining("which every aggregate it joins groups by");
+    spark.sql("CREATE MATERIALIZED VIEW by_city AS " + byCity);
+
+    // A day on one side only, a day leaving one side, a NULL day on both.
+    spark.sql("INSERT INTO trips VALUES (5, 'd4', 'c', 4.00), (6, 'd5', 'c', 1.00), (7, NULL, 'b', 2.00)");
+    spark.sql("DELETE FROM pays WHERE id = 1");
+    assertEachRefreshedIncrementally(keyed);
+    assertRefreshedInFull("by_city", byCity, "which every aggregate it joins groups by");
+
+    // Rows move between days, the largest payment of a day goes, a day empties on both sides.
+    spark.sql("UPDATE trips SET day = 'd2' WHERE id = 1");
+    spark.sql("UPDATE pays SET day = 'd9' WHERE id = 9");
+    spark.sql("DELETE FROM pays WHERE id = 3");
+    spark.sql("DELETE FROM trips WHERE day = 'd4'");
+    spark.sql("INSERT INTO pays VALUES (10, NULL, 0.5)");
+    assertEachRefreshedIncrementally(keyed);
+    spark.sql("DELETE FROM trips WHERE day IS NULL OR day = 'd2'");
+    spark.sql("DELETE FROM pays WHERE day = 'd2'");
+    assertEachRefreshedIncrementally(keyed);
+  }
+
+  /**
    * The star schema's Gold: facts LEFT JOINed to a dimension and grouped by the dimension's
    * columns, not by the join key. A change of the facts is linear; a change of the dimension
    * recomputes, new minus old, only the facts matching a changed dimension row. Dimension rows
@@ -1594,7 +1651,8 @@ class IncrementalRefreshTest {
    * key: the filter sits on the read, so Iceberg skips the data files whose bounds (or null counts)
    * hold no touched key. Each table here is written one key range per file; a change in the newest
    * range reads that range's files, not the table, under every keyed operator, a NULL key, a table
-   * on both sides and two tables; a change spread over every range reads them all and stays exact.
+   * on both sides, two tables and aggregates joined on the key (filtered below their GROUP BY); a
+   * change spread over every range reads them all and stays exact.
    */
   @org.junit.jupiter.api.Test
   void aKeyedRecomputeReadsOnlyTheSourceFilesHoldingTheTouchedKeys() {
@@ -1607,6 +1665,8 @@ class IncrementalRefreshTest {
       {"labelled", "SELECT e.id, e.k, d.label FROM ev e LEFT JOIN dim d ON e.k = d.k"},
       {"unlabelled", "SELECT k FROM ev EXCEPT SELECT k FROM dim"},
       {"top", "SELECT id, k, v FROM ev o WHERE NOT EXISTS (SELECT 1 FROM ev p WHERE p.k = o.k AND p.v > o.v)"},
+      {"per_key", "SELECT coalesce(e.k, d.k) AS k, e.n, e.total, d.labels FROM (SELECT k, COUNT(*) AS n, SUM(v) AS total FROM ev"
+          + " GROUP BY k) e FULL JOIN (SELECT k, COUNT(*) AS labels FROM dim GROUP BY k) d ON e.k = d.k"},
     };
     createIncremental(keyed);
 

@@ -161,8 +161,8 @@ final class DefinitionGenerator {
   static final int ROTATING_SHAPES = 9;
 
   /**
-   * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join, UNION
-   * ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
+   * One of the rotating shapes, by {@code kind} modulo {@link #ROTATING_SHAPES}: join (of tables or
+   * of aggregates on their grouping key), UNION ALL, DISTINCT or INTERSECT / EXCEPT, window functions, HAVING and outer joins (maintained incrementally, self-joins
    * and UNION ALL reading one table twice included, except a window without PARTITION BY and an outer join
    * without an equi-join key) and aggregates without GROUP BY over counters, MIN, MAX and
    * COUNT(DISTINCT) and AVG, filters by IN and EXISTS subqueries, keyed definitions and GROUP BY
@@ -174,6 +174,9 @@ final class DefinitionGenerator {
     List<String> one = List.of(t.substring(1, 3));
     switch (Math.floorMod(kind, ROTATING_SHAPES)) {
       case 0:
+        if (random.nextInt(4) == 0) {
+          return joinedAggregates();
+        }
         if (random.nextInt(3) == 0) {
           return random.nextBoolean()
               ? new OracleDefinition(
@@ -478,6 +481,40 @@ final class DefinitionGenerator {
                 + " SELECT ck, v FROM (SELECT ck, v, row_number() OVER (PARTITION BY ck ORDER BY v DESC, id, s) AS rn"
                 + " FROM c) WHERE rn = 1",
             one);
+    }
+  }
+
+  /**
+   * Aggregates of the two tables joined on the key k1 they both group by (FULL, LEFT or inner; the
+   * NULL groups never match), or an aggregate joined back to the other table's rows: recomputed by
+   * that key.
+   */
+  private OracleDefinition joinedAggregates() {
+    List<String> both = List.of("t1", "t2");
+    String a = "(SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum, MIN(d) AS d_min FROM {t1}" + optionalWhere(2) + " GROUP BY k1) a";
+    String b = "(SELECT k1, k2, COUNT(*) AS b_n, MAX(s) AS s_max FROM {t2} GROUP BY k1, k2) b";
+    switch (random.nextInt(4)) {
+      case 0:
+        return new OracleDefinition(
+            OracleShape.JOINED_AGGREGATES,
+            "SELECT coalesce(a.k1, b.k1) AS k1, a.n, a.v_sum, a.d_min, b.k2 AS b_k2, b.b_n, b.s_max FROM " + a
+                + " FULL JOIN " + b + " ON a.k1 = b.k1",
+            both);
+      case 1:
+        return new OracleDefinition(
+            OracleShape.JOINED_AGGREGATES,
+            "SELECT a.k1, a.n, a.v_sum, b.k2 AS b_k2, b.b_n FROM " + a + " LEFT JOIN " + b + " ON a.k1 = b.k1",
+            both);
+      case 2:
+        return new OracleDefinition(
+            OracleShape.JOINED_AGGREGATES,
+            "SELECT a.k1, a.n, a.d_min, b.b_n, b.s_max FROM " + a + " JOIN " + b + " ON a.k1 = b.k1",
+            both);
+      default:
+        return new OracleDefinition(
+            OracleShape.JOINED_AGGREGATES,
+            "SELECT r.id, r.k1, r.v, a.n, a.v_sum FROM {t2} r LEFT JOIN " + a + " ON r.k1 = a.k1",
+            both);
     }
   }
 

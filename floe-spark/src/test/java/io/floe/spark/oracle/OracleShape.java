@@ -16,6 +16,7 @@ enum OracleShape {
   OUTER_JOIN(true),
   OUTER_JOIN_UNKEYED(false),
   OUTER_JOIN_DELTA(true),
+  JOINED_AGGREGATES(true),
   GLOBAL_AGGREGATE(true),
   GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(true),
