@@ -68,6 +68,7 @@ public final class KeyedShape {
     SEMI_JOIN("IN, NOT IN or EXISTS subquery or semi join", "key"),
     GROUPED_SEMI_JOIN("GROUP BY over an IN, NOT IN or EXISTS subquery or semi join", "group"),
     GROUPED_OUTER_JOIN("GROUP BY over an outer join", "group"),
+    GROUPED_AGGREGATE("GROUP BY over an aggregate", "group"),
     JOINED_AGGREGATES("join of aggregates", "join key");
 
     private final String description;
@@ -175,7 +176,10 @@ public final class KeyedShape {
       return Optional.of(window(analyzed));
     }
     if (node instanceof Aggregate
-        && (filtered || holdsSemiJoin(((Aggregate) node).child()) || OuterJoinDelta.holdsOuterJoin(((Aggregate) node).child()))) {
+        && (filtered
+            || holdsSemiJoin(((Aggregate) node).child())
+            || OuterJoinDelta.holdsOuterJoin(((Aggregate) node).child())
+            || holdsAggregate(((Aggregate) node).child()))) {
       return Optional.of(having(analyzed, (Aggregate) node, filtered));
     }
     if (node instanceof Intersect || node instanceof Except) {
@@ -265,16 +269,22 @@ public final class KeyedShape {
     LogicalPlan child = aggregate.child();
     boolean semi = holdsSemiJoin(child);
     boolean outer = OuterJoinDelta.holdsOuterJoin(child);
-    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> recomputedInputProblem(child, "GROUP BY"));
+    boolean nested = holdsAggregate(child);
+    Optional<String> problem = problemAbove(analyzed, aggregate).or(() -> recomputedInputProblem(child, "GROUP BY", nested));
     if (problem.isPresent()) {
       return notKeyed(problem.get());
     }
-    Operator operator = filtered ? Operator.HAVING : outer ? Operator.GROUPED_OUTER_JOIN : Operator.GROUPED_SEMI_JOIN;
+    Operator operator =
+        filtered ? Operator.HAVING
+            : outer ? Operator.GROUPED_OUTER_JOIN
+            : semi ? Operator.GROUPED_SEMI_JOIN
+            : Operator.GROUPED_AGGREGATE;
     List<Expression> grouping = Scala.list(aggregate.groupingExpressions());
     if (grouping.isEmpty()) {
       return notKeyed(filtered
           ? "an aggregate without GROUP BY always has one row, which HAVING filters; not maintained incrementally yet"
-          : "an aggregate without GROUP BY over an " + (outer ? "outer join" : "IN, NOT IN or EXISTS subquery or a semi join")
+          : "an aggregate without GROUP BY over "
+              + (outer ? "an outer join" : semi ? "an IN, NOT IN or EXISTS subquery or a semi join" : "another aggregate")
               + " is not maintained incrementally yet");
     }
     Lineage lineage = new Lineage(analyzed);
@@ -282,7 +292,8 @@ public final class KeyedShape {
     for (Expression group : grouping) {
       if (!(group instanceof Attribute)) {
         return notKeyed("grouping by the expression " + group.sql() + " with "
-            + (filtered ? "HAVING" : outer ? "an outer join" : "a semi join") + " is not maintained incrementally yet");
+            + (filtered ? "HAVING" : outer ? "an outer join" : semi ? "a semi join" : "an aggregate below")
+            + " is not maintained incrementally yet");
       }
       Optional<KeyColumn> column = lineage.keyColumn((Attribute) group);
       if (column.isEmpty()) {
@@ -308,6 +319,16 @@ public final class KeyedShape {
         return notKeyed(semiJoinKeyProblem("an aggregate", "groups by", "group"));
       }
     }
+    if (nested) {
+      // The grouping columns every read carries through each inner GROUP BY (as one of its own
+      // grouping columns): a changed row of any table tells the groups it touches by them.
+      columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
+      if (columns.isEmpty()) {
+        return notKeyed("an aggregate over another aggregate is maintained incrementally only when it groups by a column"
+            + " that every table it reads has and that each inner GROUP BY groups by too, so that a changed row of any"
+            + " table tells which group it touches");
+      }
+    }
     return keyed(operator, List.of(new Key(columns)));
   }
 
@@ -317,13 +338,23 @@ public final class KeyedShape {
    * or with IN, EXISTS and semi-join filters, not both.
    */
   private static Optional<String> recomputedInputProblem(LogicalPlan input, String above) {
+    return recomputedInputProblem(input, above, false);
+  }
+
+  /**
+   * {@link #recomputedInputProblem(LogicalPlan, String)}, where the input may hold aggregates when
+   * {@code aggregates}: the caller keys the groups by columns that pass through them.
+   */
+  private static Optional<String> recomputedInputProblem(LogicalPlan input, String above, boolean aggregates) {
     boolean semi = holdsSemiJoin(input);
     boolean outer = OuterJoinDelta.holdsOuterJoin(input);
     if (semi && outer) {
       return Optional.of("an outer join with an IN, NOT IN or EXISTS subquery or a semi join under " + above
           + " is not maintained incrementally yet");
     }
-    return semi ? semiJoinProblem(input) : outer ? outerJoinProblem(input, false) : DefinitionShape.linearProblem(input, false);
+    return semi
+        ? semiJoinProblem(input)
+        : outer ? outerJoinProblem(input, aggregates) : DefinitionShape.linearProblem(input, false, -1, false, aggregates);
   }
 
   /**

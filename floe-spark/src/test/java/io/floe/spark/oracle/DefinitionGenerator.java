@@ -486,14 +486,20 @@ final class DefinitionGenerator {
 
   /**
    * Aggregates of the two tables joined on the key k1 they both group by (FULL, LEFT or inner; the
-   * NULL groups never match), or an aggregate joined back to the other table's rows: recomputed by
-   * that key.
+   * NULL groups never match), an aggregate joined back to the other table's rows, or a rollup (a
+   * GROUP BY k1 over a GROUP BY k1, k2, with HAVING now and then): recomputed by that key.
    */
   private OracleDefinition joinedAggregates() {
     List<String> both = List.of("t1", "t2");
     String a = "(SELECT k1, COUNT(*) AS n, SUM(v) AS v_sum, MIN(d) AS d_min FROM {t1}" + optionalWhere(2) + " GROUP BY k1) a";
     String b = "(SELECT k1, k2, COUNT(*) AS b_n, MAX(s) AS s_max FROM {t2} GROUP BY k1, k2) b";
-    switch (random.nextInt(4)) {
+    switch (random.nextInt(5)) {
+      case 4:
+        return new OracleDefinition(
+            OracleShape.ROLLUP,
+            "SELECT k1, COUNT(*) AS k2s, SUM(b_n) AS n, MAX(s_max) AS s_max FROM " + b + " GROUP BY k1"
+                + (random.nextBoolean() ? " HAVING SUM(b_n) > 1" : ""),
+            List.of("t2"));
       case 0:
         return new OracleDefinition(
             OracleShape.JOINED_AGGREGATES,

@@ -17,6 +17,7 @@ enum OracleShape {
   OUTER_JOIN_UNKEYED(false),
   OUTER_JOIN_DELTA(true),
   JOINED_AGGREGATES(true),
+  ROLLUP(true),
   GLOBAL_AGGREGATE(true),
   GLOBAL_AGGREGATE_RECOMPUTED(false),
   SUBQUERY(true),
