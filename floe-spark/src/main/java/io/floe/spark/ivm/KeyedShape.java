@@ -313,20 +313,16 @@ public final class KeyedShape {
       }
       return keyed(operator, List.of(key.get()));
     }
-    if (semi) {
+    if (semi || nested) {
+      // The grouping columns every read carries (over a rollup, through each inner GROUP BY as one
+      // of its own grouping columns): a changed row of any table tells the groups it touches by them.
       columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
       if (columns.isEmpty()) {
-        return notKeyed(semiJoinKeyProblem("an aggregate", "groups by", "group"));
-      }
-    }
-    if (nested) {
-      // The grouping columns every read carries through each inner GROUP BY (as one of its own
-      // grouping columns): a changed row of any table tells the groups it touches by them.
-      columns.removeIf(column -> !coversEveryRead(lineage, analyzed, column));
-      if (columns.isEmpty()) {
-        return notKeyed("an aggregate over another aggregate is maintained incrementally only when it groups by a column"
-            + " that every table it reads has and that each inner GROUP BY groups by too, so that a changed row of any"
-            + " table tells which group it touches");
+        return notKeyed(semi
+            ? semiJoinKeyProblem("an aggregate", "groups by", "group")
+            : "an aggregate over another aggregate is maintained incrementally only when it groups by a column"
+                + " that every table it reads has and that each inner GROUP BY groups by too, so that a changed row"
+                + " of any table tells which group it touches");
       }
     }
     return keyed(operator, List.of(new Key(columns)));
